@@ -12,3 +12,12 @@
 #include "failslow/core/name_table.hpp"
 #include "failslow/core/routing.hpp"
 #include "failslow/core/topology.hpp"
+
+#include "failslow/stats/bandwidth.hpp"
+#include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/kde.hpp"
+#include "failslow/stats/lognormal.hpp"
+#include "failslow/stats/summary.hpp"
+#include "failslow/stats/valleys.hpp"
+#include "failslow/stats/w1_matrix.hpp"
+#include "failslow/stats/wasserstein.hpp"

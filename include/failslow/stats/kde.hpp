@@ -1,0 +1,253 @@
+// failslow/stats/kde.hpp -- Gaussian kernel density estimates on an equispaced grid.
+//
+// Synopsis
+//   f(g) = 1 / (W h) * sum_j w_j phi((g - x_j) / h),  phi the standard normal density,
+//   W = sum_j w_j (w_j = 1 without weights), evaluated at the G points of a `kde_grid`.
+//     kde_exact(x, w, h, grid)    the sum as written                          O(n G)
+//     kde_binned(x, w, h, grid)   linear binning of x onto the grid, then convolution with the
+//                                 kernel truncated at +-tau h (direct, or FFT when the kernel
+//                                 spans more than 64 cells)                   O(n + G min(G, tau h / dx))
+//     estimate_density(first, last, options)  durations in, density out: takes logs by default
+//                                 (durations are multiplicative), skips and counts non-finite
+//                                 and (in log space) non-positive values, picks the bandwidth,
+//                                 lays the grid over [min - tau h, max + tau h], and evaluates.
+// Accuracy of the binned path (measured in tests/test_kde.cpp against kde_exact; dx = grid
+//   spacing): the largest absolute deviation, as a fraction of the peak density, follows
+//   about 0.032 (dx/h)^2: 8.0e-3 at h/dx = 2, 2.0e-3 at 4, 5.0e-4 at 8, 1.3e-4 at 16, 3.2e-5
+//   at 32 (3-mode lognormal data); the tests hold it to 0.05 (dx/h)^2 for several seeds.
+//   Truncating the kernel at tau = 6 adds below 1e-8 of the peak. A grid coarser than
+//   `min_cells_per_bandwidth` cells per h (default 2) is refused by kde_binned
+//   (failslow::invalid_argument) and widened by estimate_density (more points, up to
+//   max_grid_points). With the defaults (1024 points over the data +- 6 h) a rule-of-thumb
+//   bandwidth gives h/dx >= 2 up to a range of about 80 h.
+// Errors: h <= 0 or non-finite, fewer than 2 grid points, lo >= hi, weights of another length,
+//   negative or all-zero weights, non-finite values throw failslow::invalid_argument /
+//   failslow::domain_error. estimate_density with no usable value throws invalid_argument.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/stats/bandwidth.hpp"
+#include "failslow/stats/detail/fft.hpp"
+
+namespace failslow::stats {
+
+/// G equispaced points lo, lo + dx, ..., hi.
+struct kde_grid {
+  double lo = 0, hi = 1;
+  std::size_t points = 1024;
+
+  double step() const noexcept { return (hi - lo) / static_cast<double>(points - 1); }
+  double at(std::size_t i) const noexcept { return i + 1 == points ? hi : lo + static_cast<double>(i) * step(); }
+  std::vector<double> values() const {
+    std::vector<double> v(points);
+    for (std::size_t i = 0; i < points; ++i) v[i] = at(i);
+    return v;
+  }
+};
+
+/// Durations are clustered in log space by default; linear on request.
+enum class kde_scale { log, linear };
+
+namespace detail {
+
+inline void check_kde_inputs(std::size_t n, const std::vector<double>* w, double h, const kde_grid& g) {
+  if (n == 0) throw invalid_argument("kde: empty sample");
+  if (!(h > 0) || !std::isfinite(h)) throw invalid_argument("kde: bandwidth must be positive and finite");
+  if (g.points < 2 || !(g.lo < g.hi) || !std::isfinite(g.lo) || !std::isfinite(g.hi))
+    throw invalid_argument("kde: grid needs at least 2 points and finite lo < hi");
+  if (w) {
+    if (w->size() != n) throw invalid_argument("kde: weights and values differ in length");
+    double total = 0;
+    for (double x : *w) {
+      if (!(x >= 0) || !std::isfinite(x)) throw domain_error("kde: weights must be finite and >= 0");
+      total += x;
+    }
+    if (!(total > 0)) throw domain_error("kde: weights sum to zero");
+  }
+}
+
+inline double normal_pdf(double z) noexcept {
+  constexpr double inv_sqrt_2pi = 0.398942280401432677939946059934;
+  return inv_sqrt_2pi * std::exp(-0.5 * z * z);
+}
+
+}  // namespace detail
+
+/// Exact Gaussian KDE of x (optionally weighted) with bandwidth h, at the grid points.
+inline std::vector<double> kde_exact(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                     const kde_grid& grid) {
+  detail::check_kde_inputs(x.size(), weights, h, grid);
+  double total = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (!std::isfinite(x[j])) throw domain_error("kde: sample contains NaN or infinity");
+    total += weights ? (*weights)[j] : 1.0;
+  }
+  std::vector<double> f(grid.points, 0.0);
+  for (std::size_t i = 0; i < grid.points; ++i) {
+    const double g = grid.at(i);
+    double s = 0;
+    for (std::size_t j = 0; j < x.size(); ++j)
+      s += (weights ? (*weights)[j] : 1.0) * detail::normal_pdf((g - x[j]) / h);
+    f[i] = s / (total * h);
+  }
+  return f;
+}
+
+struct kde_binned_options {
+  double tau = 6.0;                      ///< kernel truncated at +-tau h
+  double min_cells_per_bandwidth = 2.0;  ///< refuse grids with h / dx below this
+};
+
+/// Linear binning onto the grid followed by convolution with the truncated kernel. Values
+/// outside the grid are folded onto its end points (estimate_density lays the grid so none are).
+inline std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                      const kde_grid& grid, const kde_binned_options& opt = {}) {
+  detail::check_kde_inputs(x.size(), weights, h, grid);
+  const std::size_t G = grid.points;
+  const double dx = grid.step();
+  if (h / dx < opt.min_cells_per_bandwidth * (1 - 1e-9))  // tolerate the grid's own rounding
+    throw invalid_argument("kde: grid too coarse for the bandwidth (h/dx = " + std::to_string(h / dx) + " < " +
+                           std::to_string(opt.min_cells_per_bandwidth) + "); use more points");
+  std::vector<double> counts(G, 0.0);
+  double total = 0;
+  const double last = static_cast<double>(G - 1);
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const double v = x[j];
+    if (!std::isfinite(v)) throw domain_error("kde: sample contains NaN or infinity");
+    const double w = weights ? (*weights)[j] : 1.0;
+    total += w;
+    const double pos = std::clamp((v - grid.lo) / dx, 0.0, last);
+    const auto k = std::min(static_cast<std::size_t>(pos), G - 2);
+    const double frac = pos - static_cast<double>(k);
+    counts[k] += w * (1.0 - frac);
+    counts[k + 1] += w * frac;
+  }
+  const auto half = static_cast<std::size_t>(std::min(last, std::ceil(opt.tau * h / dx)));
+  std::vector<double> kernel(half + 1);
+  for (std::size_t m = 0; m <= half; ++m) kernel[m] = detail::normal_pdf(static_cast<double>(m) * dx / h) / (total * h);
+
+  std::vector<double> f(G, 0.0);
+  if (half <= 64) {
+    for (std::size_t i = 0; i < G; ++i) {
+      if (counts[i] == 0) continue;
+      const double c = counts[i];
+      const std::size_t lo = i >= half ? i - half : 0, hi = std::min(G - 1, i + half);
+      for (std::size_t t = lo; t <= hi; ++t) f[t] += c * kernel[t > i ? t - i : i - t];
+    }
+  } else {
+    // Linear (not circular) convolution through a zero-padded FFT.
+    const std::size_t n = detail::next_power_of_two(G + 2 * half + 1);
+    std::vector<std::complex<double>> a(n), b(n);
+    for (std::size_t i = 0; i < G; ++i) a[i] = counts[i];
+    for (std::size_t m = 0; m <= half; ++m) {
+      b[m] = kernel[m];
+      if (m) b[n - m] = kernel[m];
+    }
+    detail::fft(a, false);
+    detail::fft(b, false);
+    for (std::size_t i = 0; i < n; ++i) a[i] *= b[i];
+    detail::fft(a, true);
+    for (std::size_t i = 0; i < G; ++i) f[i] = std::max(0.0, a[i].real() / static_cast<double>(n));
+  }
+  return f;
+}
+
+struct kde_options {
+  kde_scale scale = kde_scale::log;
+  bandwidth_spec bandwidth{};  ///< rule or value, in the units of the (log) values
+  std::size_t grid_points = 1024;
+  std::size_t max_grid_points = std::size_t{1} << 20;
+  kde_binned_options binned{};
+};
+
+/// A density on a grid, in the units the KDE ran in (log durations by default).
+struct density_estimate {
+  kde_scale scale = kde_scale::log;
+  double bandwidth = 0;  ///< h, 0 when the sample has no spread
+  kde_grid grid{};
+  std::vector<double> density;  ///< empty when bandwidth == 0
+  double min = 0, max = 0;      ///< smallest and largest used value (transformed units)
+  std::uint64_t used = 0;
+  std::uint64_t skipped_nonfinite = 0;
+  std::uint64_t skipped_nonpositive = 0;  ///< log scale only: durations <= 0
+
+  /// Grid point i in original units (exp in log scale).
+  double original(double t) const noexcept { return scale == kde_scale::log ? std::exp(t) : t; }
+};
+
+namespace detail {
+// Transformed, finite values of [first, last), with the skip counts.
+template <class It>
+std::vector<double> transform_values(It first, It last, kde_scale scale, density_estimate& out) {
+  std::vector<double> v;
+  if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                  typename std::iterator_traits<It>::iterator_category>)
+    v.reserve(static_cast<std::size_t>(last - first));
+  for (; first != last; ++first) {
+    const auto x = static_cast<double>(*first);
+    if (!std::isfinite(x)) {
+      ++out.skipped_nonfinite;
+    } else if (scale == kde_scale::log) {
+      if (x <= 0)
+        ++out.skipped_nonpositive;
+      else
+        v.push_back(std::log(x));
+    } else {
+      v.push_back(x);
+    }
+  }
+  out.used = v.size();
+  return v;
+}
+
+// Whether a sample's spread is resolvable at all: a zero, denormal or round-off spread is none.
+inline bool has_spread(double lo, double hi, double h) noexcept {
+  const double scale = std::max({std::abs(lo), std::abs(hi), std::numeric_limits<double>::min()});
+  return hi > lo && h >= std::numeric_limits<double>::min() &&
+         (hi - lo) > 64 * std::numeric_limits<double>::epsilon() * scale;
+}
+
+inline density_estimate estimate_density_of(std::vector<double>& v, density_estimate out, const kde_options& opt) {
+  if (v.empty()) throw invalid_argument("kde: no usable value (all NaN/Inf, or <= 0 in log scale)");
+  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  out.min = *mn;
+  out.max = *mx;
+  out.bandwidth = select_bandwidth(v, opt.bandwidth);
+  if (!has_spread(out.min, out.max, out.bandwidth)) {
+    out.bandwidth = 0;
+    out.grid = kde_grid{out.min, out.min, 1};
+    return out;
+  }
+  const double pad = opt.binned.tau * out.bandwidth;
+  kde_grid grid{out.min - pad, out.max + pad, std::max<std::size_t>(opt.grid_points, 2)};
+  while (out.bandwidth / grid.step() < opt.binned.min_cells_per_bandwidth) {
+    if (grid.points * 2 > opt.max_grid_points)
+      throw invalid_argument("kde: the bandwidth needs more than max_grid_points = " +
+                             std::to_string(opt.max_grid_points) + " grid points (spread / bandwidth too large)");
+    grid.points = (grid.points - 1) * 2 + 1;
+  }
+  out.grid = grid;
+  out.density = kde_binned(v, nullptr, out.bandwidth, grid, opt.binned);
+  return out;
+}
+}  // namespace detail
+
+/// The density of [first, last) (durations, in log space by default), see the synopsis.
+template <class It>
+density_estimate estimate_density(It first, It last, const kde_options& opt = {}) {
+  density_estimate out;
+  out.scale = opt.scale;
+  std::vector<double> v = detail::transform_values(first, last, opt.scale, out);
+  return detail::estimate_density_of(v, std::move(out), opt);
+}
+
+}  // namespace failslow::stats

@@ -1,0 +1,217 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <failslow/stats/w1_matrix.hpp>
+#include <failslow/stats/wasserstein.hpp>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/fixtures.hpp"
+
+using namespace failslow;
+using namespace failslow::stats;
+using failslow_test::close;
+using failslow_test::doubles;
+
+namespace {
+std::vector<double> lognormal_sample(std::size_t n, double mu, double sigma, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> d(mu, sigma);
+  std::vector<double> x(n);
+  for (double& v : x) v = d(rng);
+  return x;
+}
+
+lognormal_mixture mixture_from_json(const nlohmann::json& m) {
+  std::vector<lognormal_component> comps;
+  for (const auto& c : m["components"]) {
+    lognormal_component k;
+    k.weight = c["weight"].get<double>();
+    k.mu = c["mu"].get<double>();
+    k.sigma = c["sigma"].get<double>();
+    k.point = std::exp(k.mu);
+    k.lo = c["lo"].get<double>();
+    k.hi = c["hi"].get<double>();
+    comps.push_back(k);
+  }
+  return lognormal_mixture(comps, m["truncated"].get<bool>());
+}
+}  // namespace
+
+TEST_CASE("exact W1 equals scipy.stats.wasserstein_distance") {
+  const auto fx = failslow_test::load_fixture("stats/wasserstein.json");
+  for (const auto& c : fx["cases"]) {
+    const auto u = doubles(c["u"]), v = doubles(c["v"]);
+    std::vector<double> uw, vw;
+    if (!c["u_weights"].is_null()) uw = doubles(c["u_weights"]);
+    if (!c["v_weights"].is_null()) vw = doubles(c["v_weights"]);
+    const double expected = c["w1"].get<double>();
+    INFO("case " << c["name"].get<std::string>());
+    const double got = wasserstein1(u, v, uw.empty() ? nullptr : &uw, vw.empty() ? nullptr : &vw);
+    CHECK(close(got, expected, 1e-9, 1e-12 * (1 + std::abs(expected))));
+    if (uw.empty() && vw.empty()) {
+      auto us = u, vs = v;
+      std::sort(us.begin(), us.end());
+      std::sort(vs.begin(), vs.end());
+      CHECK(close(wasserstein1_sorted(us.data(), us.size(), vs.data(), vs.size()), expected, 1e-9,
+                  1e-12 * (1 + std::abs(expected))));
+    }
+  }
+}
+
+TEST_CASE("W1 is a metric; a shift by c costs |c|") {
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+    const auto a = lognormal_sample(300, 10, 0.3, seed);
+    const auto b = lognormal_sample(451, 10.2, 0.5, seed + 100);
+    const auto c = lognormal_sample(77, 9.8, 0.1, seed + 200);
+    const double ab = wasserstein1(a, b), ba = wasserstein1(b, a), bc = wasserstein1(b, c), ac = wasserstein1(a, c);
+    CHECK(ab == Approx(ba).epsilon(1e-12));
+    CHECK(ac <= ab + bc + 1e-9 * ac);
+    CHECK(ab <= ac + bc + 1e-9 * ab);
+    CHECK(wasserstein1(a, a) == 0.0);
+    for (double shift : {-1234.5, 0.25, 1e4}) {
+      auto s = a;
+      for (double& x : s) x += shift;
+      CHECK(wasserstein1(a, s) == Approx(std::abs(shift)).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("W1 between reconstructed mixtures matches the scipy quadrature") {
+  const auto fx = failslow_test::load_fixture("stats/lognormal.json");
+  for (const auto& pair : fx["mixture_pairs"]) {
+    const auto a = mixture_from_json(pair["a"]), b = mixture_from_json(pair["b"]);
+    const double expected = pair["w1"].get<double>();
+    INFO("pair " << pair["name"].get<std::string>());
+    const double scale = a.quantile(0.5);
+    CHECK(close(wasserstein1(a, b), expected, 1e-8, 1e-12 * scale));
+    CHECK(close(wasserstein1(b, a), expected, 1e-8, 1e-12 * scale));
+  }
+}
+
+TEST_CASE("the quantile-vector form stays within its documented error") {
+  // |W1_K - W1| <= (range_a + range_b) / K for samples (bounded supports).
+  for (std::uint64_t seed : {5u, 6u, 7u}) {
+    auto a = lognormal_sample(5000, 10, 0.2, seed), b = lognormal_sample(3000, 10.1, 0.3, seed + 1);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    const double exact = wasserstein1_sorted(a.data(), a.size(), b.data(), b.size());
+    const double bound_scale = (a.back() - a.front()) + (b.back() - b.front());
+    for (std::size_t k : {16u, 64u, 256u, 1024u}) {
+      const double approx = wasserstein1_quantiles(quantile_vector_sorted(a.data(), a.size(), k),
+                                                   quantile_vector_sorted(b.data(), b.size(), k));
+      INFO("seed " << seed << ", K = " << k << ": relative error " << std::abs(approx - exact) / exact);
+      CHECK(std::abs(approx - exact) <= bound_scale / static_cast<double>(k));
+    }
+  }
+}
+
+TEST_CASE("CDF-grid form: exact for step CDFs on the grid, close for smooth ones") {
+  // Two empirical CDFs whose jumps lie on the grid: the step rule is exact.
+  const std::vector<double> u = {1, 2, 2, 5}, v = {0, 3, 4};
+  std::vector<double> grid = {0, 1, 2, 3, 4, 5};
+  std::vector<double> f, g;
+  for (double x : grid) {
+    f.push_back(static_cast<double>(std::count_if(u.begin(), u.end(), [&](double s) { return s <= x; })) / 4.0);
+    g.push_back(static_cast<double>(std::count_if(v.begin(), v.end(), [&](double s) { return s <= x; })) / 3.0);
+  }
+  CHECK(wasserstein1_cdf(grid, f, g, cdf_rule::step) == Approx(wasserstein1(u, v)).epsilon(1e-14));
+  // Smooth CDFs: two lognormal mixtures tabulated on a fine grid, trapezoid rule.
+  lognormal_component a, b;
+  a.mu = std::log(20e3), a.sigma = 0.1, b.mu = std::log(22e3), b.sigma = 0.15;
+  const lognormal_mixture ma({a}, false), mb({b}, false);
+  std::vector<double> x, fa, fb;
+  for (int i = 0; i <= 20000; ++i) {
+    x.push_back(5e3 + i * 3.0);
+    fa.push_back(ma.cdf(x.back()));
+    fb.push_back(mb.cdf(x.back()));
+  }
+  CHECK(wasserstein1_cdf(x, fa, fb) == Approx(wasserstein1(ma, mb)).epsilon(1e-6));
+  CHECK_THROWS_AS(wasserstein1_cdf({1.0}, {0.0}, {0.0}), invalid_argument);
+  CHECK_THROWS_AS(wasserstein1_cdf({1.0, 0.5}, {0.0, 1.0}, {0.0, 1.0}), invalid_argument);
+  CHECK_THROWS_AS(wasserstein1_cdf({0.0, 1.0}, {0.0}, {0.0, 1.0}), invalid_argument);
+}
+
+TEST_CASE("W1 input errors") {
+  const std::vector<double> ok = {1, 2, 3}, empty;
+  CHECK_THROWS_AS(wasserstein1(empty, ok), invalid_argument);
+  CHECK_THROWS_AS(wasserstein1(ok, std::vector<double>{1, std::nan("")}), domain_error);
+  const std::vector<double> short_w = {1};
+  CHECK_THROWS_AS(wasserstein1(ok, ok, &short_w), invalid_argument);
+  const std::vector<double> neg = {1, -1, 1};
+  CHECK_THROWS_AS(wasserstein1(ok, ok, &neg), domain_error);
+  const std::vector<double> zeros = {0, 0, 0};
+  CHECK_THROWS_AS(wasserstein1(ok, ok, nullptr, &zeros), domain_error);
+  CHECK_THROWS_AS(quantile_vector_sorted(ok.data(), ok.size(), 0), invalid_argument);
+  CHECK_THROWS_AS(wasserstein1_quantiles(std::vector<double>{1}, std::vector<double>{1, 2}), invalid_argument);
+}
+
+TEST_CASE("W1 matrices: every form agrees with pairwise W1, any thread count") {
+  std::vector<std::vector<double>> sets;
+  for (std::uint64_t r = 0; r < 23; ++r)
+    sets.push_back(lognormal_sample(200 + 37 * r, 10 + 0.01 * static_cast<double>(r), 0.2, r));
+  const auto exact1 = w1_matrix_samples(sets, 1);
+  const auto exact3 = w1_matrix_samples(sets, 3);
+  CHECK(exact1 == exact3);
+  quantile_matrix q(static_cast<Eigen::Index>(sets.size()), 256);
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    auto s = sets[i];
+    std::sort(s.begin(), s.end());
+    const auto v = quantile_vector_sorted(s.data(), s.size(), 256);
+    for (std::size_t k = 0; k < 256; ++k) q(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = v[k];
+  }
+  const auto qm1 = w1_matrix_quantiles(q, 1), qm4 = w1_matrix_quantiles(q, 4);
+  CHECK(qm1 == qm4);
+  for (Eigen::Index i = 0; i < exact1.rows(); ++i) {
+    CHECK(exact1(i, i) == 0.0);
+    for (Eigen::Index j = 0; j < exact1.cols(); ++j) {
+      CHECK(exact1(i, j) == exact1(j, i));
+      CHECK(exact1(i, j) ==
+            Approx(wasserstein1(sets[static_cast<std::size_t>(i)], sets[static_cast<std::size_t>(j)])).epsilon(1e-12));
+      std::vector<double> qi(q.row(i).data(), q.row(i).data() + 256), qj(q.row(j).data(), q.row(j).data() + 256);
+      CHECK(qm1(i, j) == Approx(wasserstein1_quantiles(qi, qj)).epsilon(1e-12));
+    }
+  }
+  // Group-restricted matrices are the sub-blocks of the full one.
+  const std::vector<std::vector<int>> groups = {{0, 5, 10}, {1, 2}, {22}, {}};
+  const auto blocks = w1_matrices_within_groups(q, groups, 2);
+  REQUIRE(blocks.size() == 4);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    REQUIRE(static_cast<std::size_t>(blocks[g].rows()) == groups[g].size());
+    for (std::size_t a = 0; a < groups[g].size(); ++a)
+      for (std::size_t b = 0; b < groups[g].size(); ++b)
+        CHECK(blocks[g](static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) ==
+              Approx(qm1(groups[g][a], groups[g][b])).epsilon(1e-12));
+  }
+  CHECK_THROWS_AS(w1_matrices_within_groups(q, {{0, 23}}), domain_error);
+  CHECK_THROWS_AS(w1_matrix_quantiles(q, 0), invalid_argument);
+  quantile_matrix bad = q;
+  bad(3, 3) = std::nan("");
+  CHECK_THROWS_AS(w1_matrix_quantiles(bad), domain_error);
+  std::vector<std::vector<double>> with_empty = sets;
+  with_empty[4].clear();
+  CHECK_THROWS_AS(w1_matrix_samples(with_empty, 2), invalid_argument);
+}
+
+TEST_CASE("summaries: reconstruction keeps W1 to the empirical distribution small") {
+  // Realistic kernel durations: two clusters; the reconstructed mixture's W1 to the raw sample,
+  // relative to the mean, is what bench/README.md tabulates.
+  std::mt19937_64 rng(17);
+  std::lognormal_distribution<double> fast(std::log(20e3), 0.03), slow(std::log(26e3), 0.05);
+  std::vector<double> x;
+  for (int i = 0; i < 20000; ++i) x.push_back(i % 5 ? fast(rng) : slow(rng));
+  const auto s = summarize_clusters(x);
+  const auto m = lognormal_mixture::from_summary(s, true);
+  auto sorted = x;
+  std::sort(sorted.begin(), sorted.end());
+  const auto qe = quantile_vector_sorted(sorted.data(), sorted.size(), 1024);
+  const auto qm = quantile_vector(m, 1024);
+  const double rel = wasserstein1_quantiles(qe, qm) / moments(x).mean();
+  INFO("relative W1 " << rel);
+  CHECK(rel < 0.01);
+  std::vector<distribution_summary> summaries = {s, s};
+  const auto d = w1_matrix_summaries(summaries, 128, true, 2);
+  CHECK(d(0, 1) == 0.0);
+}
