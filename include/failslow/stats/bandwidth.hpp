@@ -167,12 +167,11 @@ inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spe
       throw invalid_argument("bandwidth: fixed value must be positive and finite");
     return spec.value;
   }
-  const auto m = moments(x);
-  if (m.count() == 0 && m.skipped() == 0) throw invalid_argument("bandwidth: empty sample");
-  if (m.skipped() != 0) throw domain_error("bandwidth: sample contains NaN or infinity");
-  const double n = static_cast<double>(m.count());
-  if (m.count() < 2 || !(m.max() > m.min())) return 0.0;
-  const double s = m.stddev();
+  if (x.empty()) throw invalid_argument("bandwidth: empty sample");
+  const array_moments m = two_pass_moments(x.data(), x.size());
+  const double n = static_cast<double>(m.count);
+  if (m.count < 2 || !(m.max > m.min)) return 0.0;
+  const double s = std::sqrt(m.variance);
   switch (spec.rule) {
     case bandwidth_rule::rule_of_thumb:
       return 1.06 * s * std::pow(n, -0.2);
@@ -185,8 +184,8 @@ inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spe
     case bandwidth_rule::silverman:
       return s * std::pow(n * 0.75, -0.2);
     case bandwidth_rule::improved_sheather_jones: {
-      const double range = m.max() - m.min();
-      return detail::isj_bandwidth(x, m.min() - range / 10, m.max() + range / 10);
+      const double range = m.max - m.min;
+      return detail::isj_bandwidth(x, m.min - range / 10, m.max + range / 10);
     }
     case bandwidth_rule::fixed:
       break;

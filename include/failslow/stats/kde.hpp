@@ -119,13 +119,13 @@ inline std::vector<double> kde_binned(const std::vector<double>& x, const std::v
                            std::to_string(opt.min_cells_per_bandwidth) + "); use more points");
   std::vector<double> counts(G, 0.0);
   double total = 0;
-  const double last = static_cast<double>(G - 1);
+  const double last = static_cast<double>(G - 1), inv_dx = 1.0 / dx;
   for (std::size_t j = 0; j < x.size(); ++j) {
     const double v = x[j];
     if (!std::isfinite(v)) throw domain_error("kde: sample contains NaN or infinity");
     const double w = weights ? (*weights)[j] : 1.0;
     total += w;
-    const double pos = std::clamp((v - grid.lo) / dx, 0.0, last);
+    const double pos = std::clamp((v - grid.lo) * inv_dx, 0.0, last);
     const auto k = std::min(static_cast<std::size_t>(pos), G - 2);
     const double frac = pos - static_cast<double>(k);
     counts[k] += w * (1.0 - frac);

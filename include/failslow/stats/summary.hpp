@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "failslow/stats/descriptive.hpp"
@@ -36,15 +37,14 @@ struct cluster_summary {
 /// Summary of the ascending sorted values x[0..n) (n >= 1).
 inline cluster_summary summarize_sorted(const double* x, std::size_t n) {
   if (n == 0) throw invalid_argument("summarize: empty cluster");
-  running_moments<double> m;
-  for (std::size_t i = 0; i < n; ++i) m.add(x[i]);
+  const array_moments m = two_pass_moments(x, n);
   cluster_summary s;
-  s.count = m.count();
-  s.sum = m.sum();
+  s.count = m.count;
+  s.sum = std::accumulate(x, x + n, 0.0);
   s.min = x[0];
   s.max = x[n - 1];
-  s.mean = m.mean();
-  s.variance = n > 1 ? m.variance() : 0.0;
+  s.mean = m.mean;
+  s.variance = m.variance;
   s.p50 = quantile_sorted(x, n, 0.50);
   s.p90 = quantile_sorted(x, n, 0.90);
   s.p99 = quantile_sorted(x, n, 0.99);

@@ -12,8 +12,9 @@
 //   and, for group-aware comparison at 10^4+ ranks where the full matrix is not wanted,
 //     w1_matrices_within_groups(Q, groups, threads)  one small matrix per group of row
 //                                       indices (e.g. the DP groups of core/topology.hpp).
-//   The inner loop runs over a block of 8 rows against one row at a time, with K contiguous:
-//   the compiler vectorises the |a - b| accumulation. Work is split over `threads` std::threads
+//   Blocks of 8 rows are compared with every later row, each read once per block while the
+//   block stays in L1, in independent lanes the compiler vectorises (SSE2 by default; build
+//   with -march=native for AVX). Work is split over `threads` std::threads
 //   chosen by the caller (1 = the calling thread only); there is no hidden thread pool.
 // Complexity: quantile form O(N^2 K / 2); samples O(N n log n + N^2 n / 2) for N sets of n.
 // Accuracy: quantile form as wasserstein1_quantiles (see wasserstein.hpp); samples exact.
@@ -66,36 +67,46 @@ void parallel_rows(std::size_t n, unsigned threads, Body&& body) {
   if (failure) std::rethrow_exception(failure);
 }
 
-// L1 distances of row i against rows j > i, written to both triangles.
-inline void l1_row(const quantile_matrix& q, std::size_t i, Eigen::MatrixXd& d) {
+// L1 distances between rows a[0..R) and row b, over K columns, in R x 4 independent lanes
+// (vectorised without reassociating a single sum).
+template <std::size_t R>
+void l1_rows_vs_row(const double* const* a, const double* b, std::size_t k, double* out) noexcept {
+  double lane[R][4] = {};
+  std::size_t t = 0;
+  for (; t + 4 <= k; t += 4)
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t l = 0; l < 4; ++l) lane[r][l] += std::abs(a[r][t + l] - b[t + l]);
+  for (std::size_t r = 0; r < R; ++r) {
+    double s = (lane[r][0] + lane[r][1]) + (lane[r][2] + lane[r][3]);
+    for (std::size_t u = t; u < k; ++u) s += std::abs(a[r][u] - b[u]);
+    out[r] = s;
+  }
+}
+
+inline constexpr std::size_t l1_block_rows = 8;
+
+// Rows [i0, i0 + 8) against every later row: each later row is read once per block and
+// compared with the block's rows, which stay in L1 (the matrix is memory-bound otherwise).
+inline void l1_block(const quantile_matrix& q, std::size_t block, Eigen::MatrixXd& d) {
   const auto k = static_cast<std::size_t>(q.cols());
   const auto n = static_cast<std::size_t>(q.rows());
-  const double* a = q.data() + i * k;
+  const std::size_t i0 = block * l1_block_rows, i1 = std::min(n, i0 + l1_block_rows);
   const double scale = 1.0 / static_cast<double>(k);
-  std::size_t j = i + 1;
-  // Four rows at a time: one pass over a, four accumulators the compiler vectorises.
-  for (; j + 4 <= n; j += 4) {
-    const double* b0 = q.data() + j * k;
-    const double* b1 = b0 + k;
-    const double* b2 = b1 + k;
-    const double* b3 = b2 + k;
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (std::size_t t = 0; t < k; ++t) {
-      const double x = a[t];
-      s0 += std::abs(x - b0[t]);
-      s1 += std::abs(x - b1[t]);
-      s2 += std::abs(x - b2[t]);
-      s3 += std::abs(x - b3[t]);
+  const double* rows[l1_block_rows];
+  for (std::size_t r = 0; r < i1 - i0; ++r) rows[r] = q.data() + (i0 + r) * k;
+  double out[l1_block_rows];
+  for (std::size_t j = i0 + 1; j < n; ++j) {
+    const double* b = q.data() + j * k;
+    const std::size_t count = std::min(i1, j) - i0;  // block rows strictly before j
+    if (count == l1_block_rows) {
+      l1_rows_vs_row<l1_block_rows>(rows, b, k, out);
+    } else {
+      for (std::size_t r = 0; r < count; ++r) l1_rows_vs_row<1>(rows + r, b, k, out + r);
     }
-    const double s[4] = {s0, s1, s2, s3};
-    for (std::size_t r = 0; r < 4; ++r) {
-      const auto jj = static_cast<Eigen::Index>(j + r), ii = static_cast<Eigen::Index>(i);
-      d(ii, jj) = d(jj, ii) = s[r] * scale;
+    for (std::size_t r = 0; r < count; ++r) {
+      const auto ii = static_cast<Eigen::Index>(i0 + r), jj = static_cast<Eigen::Index>(j);
+      d(ii, jj) = d(jj, ii) = out[r] * scale;
     }
-  }
-  for (; j < n; ++j) {
-    const auto jj = static_cast<Eigen::Index>(j), ii = static_cast<Eigen::Index>(i);
-    d(ii, jj) = d(jj, ii) = wasserstein1_quantiles(a, q.data() + j * k, k);
   }
 }
 
@@ -111,7 +122,8 @@ inline Eigen::MatrixXd w1_matrix_quantiles(const quantile_matrix& q, unsigned th
   detail::check_quantile_matrix(q);
   const auto n = static_cast<std::size_t>(q.rows());
   Eigen::MatrixXd d = Eigen::MatrixXd::Zero(q.rows(), q.rows());
-  detail::parallel_rows(n, threads, [&](std::size_t i) { detail::l1_row(q, i, d); });
+  const std::size_t blocks = (n + detail::l1_block_rows - 1) / detail::l1_block_rows;
+  detail::parallel_rows(blocks, threads, [&](std::size_t b) { detail::l1_block(q, b, d); });
   return d;
 }
 

@@ -26,16 +26,17 @@ inline void fft(std::vector<std::complex<double>>& a, bool inverse) {
     j ^= bit;
     if (i < j) std::swap(a[i], a[j]);
   }
+  // Twiddles of the largest stage, computed directly (not by recurrence) to keep the error at
+  // O(log n) ulps; stage `len` uses every (n / len)-th of them.
   const double pi = std::acos(-1.0);
+  std::vector<std::complex<double>> w(n / 2);
+  for (std::size_t k = 0; k < n / 2; ++k)
+    w[k] = std::polar(1.0, (inverse ? 2 : -2) * pi * static_cast<double>(k) / static_cast<double>(n));
   for (std::size_t len = 2; len <= n; len <<= 1) {
-    const double angle = 2 * pi / static_cast<double>(len) * (inverse ? 1 : -1);
-    const std::size_t half = len / 2;
-    // Twiddles computed directly (not by recurrence) to keep the error at O(log n) ulps.
-    std::vector<std::complex<double>> w(half);
-    for (std::size_t k = 0; k < half; ++k) w[k] = std::polar(1.0, angle * static_cast<double>(k));
+    const std::size_t half = len / 2, stride = n / len;
     for (std::size_t i = 0; i < n; i += len) {
       for (std::size_t k = 0; k < half; ++k) {
-        const std::complex<double> u = a[i + k], v = a[i + k + half] * w[k];
+        const std::complex<double> u = a[i + k], v = a[i + k + half] * w[k * stride];
         a[i + k] = u + v;
         a[i + k + half] = u - v;
       }
