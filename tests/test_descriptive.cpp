@@ -115,6 +115,11 @@ TEST_CASE("iterator pairs, ranges and containers without random access") {
   const std::list<int> l = {5, 1, 4, 2, 3};
   CHECK(median(l.begin(), l.end()) == 3);
   CHECK(quantile(l, 0.25) == 2);
+  // Integer samples are summarised in double.
+  CHECK(median(std::vector<int>{1, 2}) == 1.5);
+  CHECK(quantile(std::vector<int>{1, 2}, 0.5) == 1.5);
+  CHECK(mad(std::vector<int>{1, 2, 4, 7}) == 1.5);
+  CHECK(quantiles(std::vector<long>{1, 2, 3, 4}, std::vector<double>{0.5}).at(0) == 2.5);
   const std::vector<double> even = {4, 1, 3, 2};
   CHECK(median(even) == 2.5);
   CHECK(mad(std::vector<double>{1, 1, 2, 2, 4, 6, 9}) == 1.0);

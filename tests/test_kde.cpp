@@ -147,7 +147,7 @@ TEST_CASE("binned KDE: direct and FFT convolution agree, weights respected") {
   }
 }
 
-TEST_CASE("binned KDE refuses a grid too coarse; estimate_density widens it") {
+TEST_CASE("binned KDE refuses a grid too coarse, estimate_density widens it") {
   const std::vector<double> x = {0.0, 0.1, 0.2, 5.0};
   CHECK_THROWS_AS(kde_binned(x, nullptr, 0.01, kde_grid{-1, 6, 100}), invalid_argument);
   kde_options opt;

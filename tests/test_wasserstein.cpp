@@ -61,7 +61,7 @@ TEST_CASE("exact W1 equals scipy.stats.wasserstein_distance") {
   }
 }
 
-TEST_CASE("W1 is a metric; a shift by c costs |c|") {
+TEST_CASE("W1 is a metric, a shift by c costs |c|") {
   for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
     const auto a = lognormal_sample(300, 10, 0.3, seed);
     const auto b = lognormal_sample(451, 10.2, 0.5, seed + 100);

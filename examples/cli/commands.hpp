@@ -8,5 +8,7 @@ namespace failslow_cli {
 void add_topology_command(CLI::App& app);
 void add_classify_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_cluster_command(CLI::App& app);
+void add_w1_command(CLI::App& app);
 
 }  // namespace failslow_cli

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   failslow_cli::add_demo_command(app);
   failslow_cli::add_topology_command(app);
   failslow_cli::add_classify_command(app);
+  failslow_cli::add_cluster_command(app);
+  failslow_cli::add_w1_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

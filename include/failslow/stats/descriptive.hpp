@@ -17,7 +17,7 @@
 //   (sample sd / mean), modified_z_scores (Iglewicz-Hoaglin 0.6745 (x - median) / MAD).
 //   two_pass_moments(x, n) mean and variance of an array in memory by the corrected two-pass
 //                        algorithm (vectorisable; what the batch components use).
-//   Every function takes an iterator pair or a range.
+//   Every function takes an iterator pair or a range; integer samples give double results.
 // Complexity: running_moments O(1) per value; quantile O(n) (nth_element on a copy);
 //   quantiles O(n log n); median/mad O(n); modified_z_scores O(n).
 // Accuracy: running_moments (Welford) keeps the variance to about 1e-15 * |mean| / sd relative
@@ -37,6 +37,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "failslow/core/error.hpp"
@@ -53,6 +54,11 @@ template <class It>
 using if_iterator = std::enable_if_t<is_iterator<It>::value, int>;
 template <class R>
 using if_range = std::enable_if_t<!is_iterator<R>::value, int>;
+// The type results are computed in: the value type if floating point, double otherwise
+// (the median of {1, 2} is 1.5, not 1).
+template <class It>
+using real_of = std::conditional_t<std::is_floating_point_v<std::decay_t<decltype(*std::declval<It>())>>,
+                                   std::decay_t<decltype(*std::declval<It>())>, double>;
 }  // namespace detail
 
 template <class T = double>
@@ -139,7 +145,7 @@ inline array_moments two_pass_moments(const double* x, std::size_t n) {
     hi = x[i] > hi ? x[i] : hi;
   }
   if (!std::isfinite(sum) || !std::isfinite(lo) || !std::isfinite(hi))
-    throw domain_error("moments: sample contains NaN or infinity");
+    throw domain_error("moments: sample contains NaN or infinity, or its sum overflows");
   const double mean = sum / static_cast<double>(n);
   double m2 = 0, correction = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -259,7 +265,7 @@ T quantile_sorted(const T* x, std::size_t n, double p, quantile_method method = 
 /// p-quantile of [first, last).
 template <class It, detail::if_iterator<It> = 0>
 auto quantile(It first, It last, double p, quantile_method method = quantile_method::linear) {
-  using T = std::decay_t<decltype(*first)>;
+  using T = detail::real_of<It>;
   std::vector<T> v(first, last);
   detail::check_finite_sample(v, "quantile");
   std::sort(v.begin(), v.end());
@@ -273,7 +279,7 @@ auto quantile(const Range& r, double p, quantile_method method = quantile_method
 /// Several quantiles of [first, last) with one sort; results in the order of `ps`.
 template <class It, class PRange, detail::if_iterator<It> = 0>
 auto quantiles(It first, It last, const PRange& ps, quantile_method method = quantile_method::linear) {
-  using T = std::decay_t<decltype(*first)>;
+  using T = detail::real_of<It>;
   std::vector<T> v(first, last);
   detail::check_finite_sample(v, "quantiles");
   std::sort(v.begin(), v.end());
@@ -301,7 +307,7 @@ T median_inplace(std::vector<T>& v) {
 
 template <class It, detail::if_iterator<It> = 0>
 auto median(It first, It last) {
-  using T = std::decay_t<decltype(*first)>;
+  using T = detail::real_of<It>;
   std::vector<T> v(first, last);
   detail::check_finite_sample(v, "median");
   return detail::median_inplace(v);
@@ -314,7 +320,7 @@ auto median(const Range& r) {
 /// Median absolute deviation from the median (unscaled).
 template <class It, detail::if_iterator<It> = 0>
 auto mad(It first, It last) {
-  using T = std::decay_t<decltype(*first)>;
+  using T = detail::real_of<It>;
   std::vector<T> v(first, last);
   detail::check_finite_sample(v, "mad");
   const T med = detail::median_inplace(v);

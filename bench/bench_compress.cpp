@@ -1,0 +1,216 @@
+// Window compressor and summary codec on simulated LLM training steps (30,000 kernels of 300
+// kernel keys per step and rank): throughput of add + window close against the naive peer
+// (appending 32-byte raw records), and the compression ratio and fidelity of the encoded
+// summaries against the Kineto JSON text and 32-byte records of the same events.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <failslow/compress/codec.hpp>
+#include <failslow/compress/window_compressor.hpp>
+#include <failslow/core/name_table.hpp>
+#include <failslow/stats/wasserstein.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct kernel_model {
+  std::string name;
+  double median_ns, sigma, second_mode, second_share;
+  int per_step;
+};
+
+struct step_events {
+  std::vector<failslow::name_id> key;
+  std::vector<std::int64_t> start, duration;
+};
+
+// 300 kernel keys with durations from 2 us to 2 ms, a fifth of them bimodal.
+std::vector<kernel_model> llm_kernels(std::mt19937_64& rng) {
+  std::vector<kernel_model> ks;
+  std::uniform_real_distribution<double> u(0, 1);
+  const char* families[] = {
+      "void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_{}x{}_32x3_tn_align8>",
+      "flash_fwd_kernel<Flash_fwd_kernel_traits<128, {}, {}, 4, false, false, cutlass::bfloat16_t>>",
+      "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, {}, {}>>",
+      "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_{}_{}"};
+  int per_step_total = 0;
+  for (int k = 0; k < 300; ++k) {
+    std::string name = families[k % 4];
+    name.replace(name.find("{}"), 2, std::to_string(64 * (1 + k % 7)));
+    name.replace(name.find("{}"), 2, std::to_string(k));
+    const double median = 2e3 * std::pow(1000.0, u(rng));
+    const bool bimodal = k % 5 == 0;
+    const int per_step = 8 + static_cast<int>(u(rng) * 184);
+    per_step_total += per_step;
+    ks.push_back({name, median, 0.02 + 0.08 * u(rng), bimodal ? 1.5 + u(rng) : 1.0, bimodal ? 0.2 : 0.0, per_step});
+  }
+  return ks;
+}
+
+step_events make_step(const std::vector<kernel_model>& ks, std::mt19937_64& rng, std::int64_t t0) {
+  step_events s;
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::int64_t t = t0;
+  for (std::size_t k = 0; k < ks.size(); ++k) {
+    for (int i = 0; i < ks[k].per_step; ++i) {
+      const double m = u(rng) < ks[k].second_share ? ks[k].median_ns * ks[k].second_mode : ks[k].median_ns;
+      const auto d = static_cast<std::int64_t>(m * std::exp(ks[k].sigma * z(rng)));
+      s.key.push_back(static_cast<failslow::name_id>(k));
+      s.start.push_back(t);
+      s.duration.push_back(d);
+      t += d + 500;
+    }
+  }
+  return s;
+}
+
+// The bytes Kineto writes for one kernel event (the args a PyTorch 2.x trace carries).
+std::size_t kineto_json_bytes(const std::string& name, std::int64_t start, std::int64_t dur, std::uint64_t corr) {
+  char buf[1024];
+  const int n = std::snprintf(
+      buf, sizeof buf,
+      "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,\n"
+      "    \"ts\": %lld.%03lld, \"dur\": %lld.%03lld,\n    \"args\": {\n      \"External id\": %llu,\n"
+      "      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": %llu,\n"
+      "      \"registers per thread\": 128,\n      \"shared memory\": 49152,\n      \"blocks per SM\": 1.75,\n"
+      "      \"warps per SM\": 7.00,\n      \"grid\": [224, 1, 1],\n      \"block\": [128, 1, 1],\n"
+      "      \"est. achieved occupancy %%\": 11\n    }\n  },\n",
+      name.c_str(), static_cast<long long>(start / 1000), static_cast<long long>(start % 1000),
+      static_cast<long long>(dur / 1000), static_cast<long long>(dur % 1000), static_cast<unsigned long long>(corr),
+      static_cast<unsigned long long>(corr));
+  return static_cast<std::size_t>(n);
+}
+
+struct raw_record {  // the naive peer: every event kept, 32 bytes
+  std::int64_t start, end;
+  std::uint32_t name, correlation;
+  std::int32_t rank, stream;
+};
+static_assert(sizeof(raw_record) == 32);
+
+void BM_compressor_add_and_close(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  const auto ks = llm_kernels(rng);
+  std::vector<step_events> steps;
+  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  std::uint64_t windows = 0, events = 0;
+  failslow::compress::window_compressor c(0, [&](failslow::compress::window_summary&&) { ++windows; });
+  for (auto _ : state) {
+    for (const auto& s : steps) {
+      for (std::size_t i = 0; i < s.key.size(); ++i) c.add(s.key[i], s.start[i], s.duration[i]);
+      c.close_window();
+      events += s.key.size();
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+  state.counters["events_per_window"] = static_cast<double>(steps[0].key.size());
+}
+BENCHMARK(BM_compressor_add_and_close)->Unit(benchmark::kMillisecond);
+
+void BM_async_compressor_producer(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  const auto ks = llm_kernels(rng);
+  std::vector<step_events> steps;
+  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  std::uint64_t events = 0;
+  double max_close_us = 0;
+  failslow::compress::async_window_compressor c(0, [](failslow::compress::window_summary&&) {});
+  for (auto _ : state) {
+    for (const auto& s : steps) {
+      for (std::size_t i = 0; i < s.key.size(); ++i) c.add(s.key[i], s.start[i], s.duration[i]);
+      const auto t0 = std::chrono::steady_clock::now();
+      c.close_window();
+      max_close_us = std::max(max_close_us,
+                              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      events += s.key.size();
+    }
+  }
+  c.flush();
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+  state.counters["max_close_wait_us"] = max_close_us;
+}
+BENCHMARK(BM_async_compressor_producer)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_naive_raw_records(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  const auto ks = llm_kernels(rng);
+  std::vector<step_events> steps;
+  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  std::uint64_t events = 0;
+  std::vector<raw_record> log;
+  log.reserve(steps[0].key.size() * 2);  // a reused per-window buffer, as a tracer would keep
+  for (auto _ : state) {
+    for (const auto& s : steps) {
+      log.clear();
+      for (std::size_t i = 0; i < s.key.size(); ++i)
+        log.push_back({s.start[i], s.start[i] + s.duration[i], s.key[i], static_cast<std::uint32_t>(i), 0, 7});
+      events += s.key.size();
+      benchmark::DoNotOptimize(log.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(events));
+}
+BENCHMARK(BM_naive_raw_records)->Unit(benchmark::kMillisecond);
+
+// Not a timing: the compression ratio and fidelity, reported as counters.
+void BM_compression_ratio_and_fidelity(benchmark::State& state) {
+  const auto interval = static_cast<unsigned>(state.range(0));
+  std::mt19937_64 rng(2);
+  const auto ks = llm_kernels(rng);
+  failslow::name_table names;
+  for (const auto& k : ks) names.intern(k.name);
+  std::vector<failslow::compress::window_summary> windows;
+  failslow::compress::window_compressor c(
+      0, [&](failslow::compress::window_summary&& w) { windows.push_back(std::move(w)); });
+  std::size_t json = 0, events = 0;
+  std::vector<double> rel_w1;
+  constexpr int steps = 64;
+  for (int s = 0; s < steps; ++s) {
+    const auto ev = make_step(ks, rng, s * 1'000'000'000LL);
+    std::vector<std::vector<double>> exact(ks.size());
+    for (std::size_t i = 0; i < ev.key.size(); ++i) {
+      c.add(ev.key[i], ev.start[i], ev.duration[i]);
+      json += kineto_json_bytes(ks[ev.key[i]].name, ev.start[i], ev.duration[i], i);
+      exact[ev.key[i]].push_back(static_cast<double>(ev.duration[i]));
+    }
+    events += ev.key.size();
+    c.close_window();
+    if (s == steps - 1) {  // fidelity of the last window, through encode + decode
+      failslow::compress::codec_options opt;
+      opt.key_frame_interval = interval;
+      failslow::compress::summary_encoder enc([&](failslow::name_id id) { return std::string(names.name(id)); }, opt);
+      std::string bytes = enc.header();
+      for (const auto& w : windows) enc.encode(w, bytes);
+      const auto dec = failslow::compress::decode_summaries(bytes);
+      for (const auto& k : dec.windows.back().kernels) {
+        auto x = exact[k.key];
+        std::sort(x.begin(), x.end());
+        const auto qe = failslow::stats::quantile_vector_sorted(x.data(), x.size(), 1024);
+        const auto qm = failslow::stats::quantile_vector(k.distribution(true), 1024);
+        double mean = 0;
+        for (double v : x) mean += v;
+        mean /= static_cast<double>(x.size());
+        rel_w1.push_back(failslow::stats::wasserstein1_quantiles(qe, qm) / mean);
+      }
+      std::sort(rel_w1.begin(), rel_w1.end());
+      for (auto _ : state) benchmark::DoNotOptimize(bytes.size());
+      state.counters["fsum_bytes_per_step"] = static_cast<double>(bytes.size()) / steps;
+      state.counters["json_bytes_per_step"] = static_cast<double>(json) / steps;
+      state.counters["ratio_vs_kineto_json"] = static_cast<double>(json) / static_cast<double>(bytes.size());
+      state.counters["ratio_vs_32B_records"] = static_cast<double>(events * 32) / static_cast<double>(bytes.size());
+      state.counters["w1_rel_median_pct"] = 100 * rel_w1[rel_w1.size() / 2];
+      state.counters["w1_rel_p95_pct"] = 100 * rel_w1[rel_w1.size() * 95 / 100];
+    }
+  }
+}
+BENCHMARK(BM_compression_ratio_and_fidelity)->Arg(1)->Arg(16)->Arg(64)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,40 @@
+"""Peer of the all-pairs W1 benchmark on quantile functions: scipy's cdist on a quantile matrix.
+
+usage: w1_cdist.py N K
+Q is an N x K float64 matrix whose rows are sorted (each row: K lognormal values, sorted -- a
+rank's quantile function sampled at K equally spaced levels; numpy default_rng(1)). Then
+W1(i, j) ~= mean_k |Q[i,k] - Q[j,k]|, so the whole matrix is
+scipy.spatial.distance.cdist(Q, Q, 'cityblock') / K. Timed (best of 3): that expression.
+Prints the seconds per item (one whole N x N matrix) as the last line of stdout.
+"""
+import os
+import sys
+
+try:
+    import numpy as np
+    import scipy.spatial.distance
+except ImportError:  # the python3 on PATH (e.g. pyenv's) may lack numpy; Debian's has it
+    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    raise
+import math
+import time
+
+REPEATS = 3
+
+
+def main():
+    n, k = int(sys.argv[1]), int(sys.argv[2])
+    rng = np.random.default_rng(1)
+    q = np.sort(rng.lognormal(np.log(20e3), 0.1, size=(n, k)), axis=1)
+    best = math.inf
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        w = scipy.spatial.distance.cdist(q, q, "cityblock") / k
+        best = min(best, time.perf_counter() - t0)
+    print(f"w1_cdist: N={n} K={k}, mean W1 {w.mean():.4g}; best of {REPEATS}: {best:.4g} s", file=sys.stderr)
+    print(best)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+// failslow cluster FILE: KDE valley clustering of a duration data set, with cluster summaries
+// and their lognormal reconstruction, as JSON.
+#include <failslow/stats/lognormal.hpp>
+#include <failslow/stats/summary.hpp>
+#include <failslow/stats/valleys.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "value_file.hpp"
+
+namespace failslow_cli {
+namespace {
+
+struct cluster_options {
+  std::string file;
+  std::optional<std::string> column;
+  bool linear = false;
+  std::string bandwidth = "rule_of_thumb";
+  std::size_t grid = 1024;
+  double min_depth = 0.2;
+  double min_fraction = 0.01;
+};
+
+nlohmann::json summary_json(const failslow::stats::cluster_summary& c) {
+  return {{"count", c.count},       {"sum", c.sum}, {"min", c.min}, {"max", c.max}, {"mean", c.mean},
+          {"variance", c.variance}, {"p50", c.p50}, {"p90", c.p90}, {"p99", c.p99}};
+}
+
+void run(const cluster_options& o) {
+  namespace st = failslow::stats;
+  const auto data = read_value_file(o.file, o.column);
+  st::valley_options opt;
+  opt.kde.scale = o.linear ? st::kde_scale::linear : st::kde_scale::log;
+  opt.kde.bandwidth = st::parse_bandwidth(o.bandwidth);
+  opt.kde.grid_points = o.grid;
+  opt.min_depth = o.min_depth;
+  opt.min_fraction = o.min_fraction;
+  const st::valley_clustering c = st::find_valleys(data.values, opt);
+  std::vector<double> usable;
+  for (double v : data.values)
+    if (std::isfinite(v) && (o.linear || v > 0)) usable.push_back(v);
+  const st::distribution_summary s = st::summarize(usable.begin(), usable.end(), c.boundaries);
+
+  nlohmann::json out;
+  out["file"] = o.file;
+  if (!data.column.empty()) out["column"] = data.column;
+  out["scale"] = o.linear ? "linear" : "log";
+  out["bandwidth_rule"] = std::string(st::to_string(opt.kde.bandwidth.rule));
+  out["bandwidth"] = c.density.bandwidth;
+  out["grid_points"] = c.density.grid.points;
+  out["values"] = data.values.size();
+  out["used"] = c.density.used;
+  out["skipped"] = {{"nonfinite", c.density.skipped_nonfinite}, {"nonpositive", c.density.skipped_nonpositive}};
+  out["boundaries"] = c.boundaries;
+  nlohmann::json clusters = nlohmann::json::array();
+  for (const auto& cs : s.clusters) {
+    nlohmann::json j = summary_json(cs);
+    if (cs.count && !o.linear) {
+      const auto k = st::reconstruct_lognormal(cs);
+      j["lognormal"] = {
+          {"mu", k.mu}, {"sigma", k.sigma}, {"weight", static_cast<double>(cs.count) / static_cast<double>(s.count())}};
+    }
+    clusters.push_back(std::move(j));
+  }
+  out["clusters"] = std::move(clusters);
+  out["overall"] = summary_json(s.overall);
+  std::cout << out.dump(2) << '\n';
+}
+
+}  // namespace
+
+void add_cluster_command(CLI::App& app) {
+  auto o = std::make_shared<cluster_options>();
+  CLI::App* cmd =
+      app.add_subcommand("cluster", "KDE valley clustering of durations (one per line, or a CSV column); JSON");
+  cmd->add_option("file", o->file, "data file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--column", o->column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_flag("--linear", o->linear, "cluster the values themselves, not their logarithms");
+  cmd->add_option("--bandwidth", o->bandwidth, "rule_of_thumb, robust_rule_of_thumb, scott, silverman, isj, or a value")
+      ->capture_default_str();
+  cmd->add_option("--grid", o->grid, "KDE grid points")->check(CLI::Range(16, 1 << 20))->capture_default_str();
+  cmd->add_option("--min-depth", o->min_depth, "least valley depth relative to the lower peak")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--min-fraction", o->min_fraction, "least mass on each side of a boundary")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace failslow_cli

@@ -1,0 +1,473 @@
+// failslow/compress/codec.hpp -- compact binary encoding of window summaries (.fsum).
+//
+// Synopsis
+//   file    := "FSUM" version:u8 precision_bits:u8 key_frame_interval:u16le  block*
+//   block   := "FSB1" type:u8 length:varint payload[length] crc:u32le
+//              crc = CRC-32C (Castagnoli) of type and payload
+//   types   := 1 names (new dictionary entries: count, then id, length, bytes each)
+//              2 key window (self-contained)   3 delta window (against the same rank's
+//              previous window, which it names)
+//   window  := rank, window id, [reference window id], start, duration, skip counts,
+//              subsampled, key count, layout (1: the reference's key list, not repeated;
+//              0: key ids as deltas from the previous key), one mode bit per key (delta or
+//              absolute), then for absolute keys count, total, count - sampled, cluster count
+//              and per cluster: count, min, max, mean, sd, p50, p90, p99 (varints); then the
+//              nibble section with the same fields of the delta keys.
+//   Durations are log-quantised: code = zigzag(round(ln x / s)) + 1 (0 for x <= 0) with
+//   s = ln(1 + 2^-precision_bits); decoding returns x = exp(v s), so every duration, mean and
+//   quantile comes back within a relative error of s / 2 ~ 2^-(bits+1) (2.0e-3 for the default
+//   8 bits, far below the noise of a window's statistics); sd likewise; a cluster's sum is
+//   mean * count. Counts are exact.
+//   Delta windows store each key present in the reference with the same number of clusters as
+//   differences of the codes and counts, packed as 4-bit nibbles (values in [-7, 7]) with
+//   larger ones escaped to varints: kernels repeat, so most fields cost half a byte. Other
+//   keys are stored absolutely. A key window every `key_frame_interval` windows of a rank bounds the loss
+//   from a damaged block to that many windows. The name dictionary is written once: each
+//   name before the first window that uses it.
+// Decoding validates every length, count and value and never reads out of bounds; a block with
+//   a bad CRC or an inconsistent payload is reported (offset, reason) and skipped, decoding
+//   resumes at the next "FSB1"; delta windows whose reference was lost are reported and
+//   skipped until the rank's next key window.
+// Complexity: encode and decode O(size of the summaries).
+// Errors: decode_summaries throws failslow::parse_error only for a missing or unknown file
+//   header; all damage after it is reported in decoded_summaries::damaged.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "failslow/compress/detail/bytes.hpp"
+#include "failslow/compress/window_summary.hpp"
+#include "failslow/core/error.hpp"
+
+namespace failslow::compress {
+
+struct codec_options {
+  unsigned precision_bits = 8;       ///< log-quantisation step ln(1 + 2^-bits), 4..20
+  unsigned key_frame_interval = 16;  ///< a self-contained window every this many per rank
+};
+
+namespace detail {
+
+inline constexpr std::string_view file_magic = "FSUM";
+inline constexpr std::string_view block_magic = "FSB1";
+inline constexpr std::uint8_t file_version = 1;
+enum block_type : std::uint8_t { names_block = 1, key_window = 2, delta_window = 3 };
+
+struct quantizer {
+  double step;
+  explicit quantizer(unsigned bits) : step(std::log1p(std::ldexp(1.0, -static_cast<int>(bits)))) {}
+  std::uint64_t code(double x) const noexcept {
+    if (!(x > 0) || !std::isfinite(x)) return 0;
+    return zigzag(static_cast<std::int64_t>(std::llround(std::log(x) / step))) + 1;
+  }
+  double value(std::uint64_t c) const noexcept {
+    return c == 0 ? 0.0 : std::exp(static_cast<double>(unzigzag(c - 1)) * step);
+  }
+};
+
+// The codes of one window as the decoder sees them (the reference of the next delta).
+struct cluster_codes {
+  std::uint64_t count, min, max, mean, sd, p50, p90, p99;
+};
+struct key_codes {
+  name_id key;
+  std::uint64_t count, total, sampled;
+  std::vector<cluster_codes> clusters;
+};
+struct window_codes {
+  std::uint64_t window_id = 0;
+  std::vector<key_codes> keys;  // sorted by key
+  const key_codes* find(name_id k) const noexcept {
+    auto it = std::lower_bound(keys.begin(), keys.end(), k, [](const key_codes& a, name_id b) { return a.key < b; });
+    return it != keys.end() && it->key == k ? &*it : nullptr;
+  }
+};
+
+inline void put_delta(std::string& out, std::uint64_t v, std::uint64_t ref) {
+  put_varint(out, zigzag(static_cast<std::int64_t>(v - ref)));
+}
+
+}  // namespace detail
+
+/// Appends encoded blocks for windows, one rank or many, in any interleaving.
+class summary_encoder {
+ public:
+  /// `name_of(id)` gives the string of a key id (e.g. a name_table's name()).
+  summary_encoder(std::function<std::string(name_id)> name_of, codec_options opt = {})
+      : name_of_(std::move(name_of)), opt_(opt), q_(opt.precision_bits) {
+    if (opt_.precision_bits < 4 || opt_.precision_bits > 20)
+      throw invalid_argument("summary_encoder: precision_bits must be in [4, 20]");
+    if (opt_.key_frame_interval < 1 || opt_.key_frame_interval > 65535)
+      throw invalid_argument("summary_encoder: key_frame_interval must be in [1, 65535]");
+    if (!name_of_) throw invalid_argument("summary_encoder: no name lookup");
+  }
+
+  /// The file header; write it once, before the first block.
+  std::string header() const {
+    std::string h(detail::file_magic);
+    h.push_back(static_cast<char>(detail::file_version));
+    h.push_back(static_cast<char>(opt_.precision_bits));
+    h.push_back(static_cast<char>(opt_.key_frame_interval & 0xFF));
+    h.push_back(static_cast<char>(opt_.key_frame_interval >> 8));
+    return h;
+  }
+
+  /// Appends the blocks of one window (new names first) to `out`.
+  void encode(const window_summary& w, std::string& out) {
+    std::string names;
+    std::uint64_t new_names = 0;
+    for (const auto& k : w.kernels) {
+      if (!written_names_.insert(k.key).second) continue;
+      const std::string n = name_of_(k.key);
+      detail::put_varint(names, k.key);
+      detail::put_varint(names, n.size());
+      names += n;
+      ++new_names;
+    }
+    if (new_names) {
+      std::string payload;
+      detail::put_varint(payload, new_names);
+      payload += names;
+      put_block(out, detail::names_block, payload);
+    }
+    state& st = ranks_[w.rank];
+    const bool key = !st.has_ref || st.since_key + 1 >= opt_.key_frame_interval;
+    detail::window_codes codes = quantize(w);
+    std::string payload;
+    detail::put_varint(payload, detail::zigzag(w.rank));
+    detail::put_varint(payload, w.window_id);
+    if (!key) detail::put_varint(payload, st.ref.window_id);
+    detail::put_varint(payload, detail::zigzag(w.start_ns));
+    detail::put_varint(payload, detail::zigzag(w.end_ns - w.start_ns));
+    detail::put_varint(payload, w.skipped.invalid_duration);
+    detail::put_varint(payload, w.skipped.invalid_key);
+    detail::put_varint(payload, w.skipped.no_window);
+    detail::put_varint(payload, w.subsampled);
+    detail::put_varint(payload, codes.keys.size());
+    // Layout 1: the same key list as the reference (the steady state), so no key ids are
+    // written; layout 0: the key ids. Then one mode bit per key (1 = delta coded).
+    bool same_keys = !key && st.ref.keys.size() == codes.keys.size();
+    for (std::size_t i = 0; same_keys && i < codes.keys.size(); ++i)
+      same_keys = st.ref.keys[i].key == codes.keys[i].key;
+    payload.push_back(same_keys ? 1 : 0);
+    std::string modes((codes.keys.size() + 7) / 8, '\0');
+    name_id prev = 0;
+    for (std::size_t i = 0; i < codes.keys.size(); ++i) {
+      const auto& k = codes.keys[i];
+      const detail::key_codes* r = key ? nullptr : st.ref.find(k.key);
+      if (r && r->clusters.size() == k.clusters.size())
+        modes[i / 8] = static_cast<char>(static_cast<unsigned char>(modes[i / 8]) | (1u << (i % 8)));
+      if (!same_keys) detail::put_varint(payload, k.key - prev);
+      prev = k.key;
+    }
+    payload += modes;
+    // Absolute values as varints; deltas against the reference as nibbles.
+    detail::nibble_writer deltas;
+    for (std::size_t i = 0; i < codes.keys.size(); ++i) {
+      const auto& k = codes.keys[i];
+      const bool delta = (static_cast<unsigned char>(modes[i / 8]) >> (i % 8)) & 1;
+      const detail::key_codes* r = delta ? st.ref.find(k.key) : nullptr;
+      auto diff = [](std::uint64_t a, std::uint64_t b) { return static_cast<std::int64_t>(a - b); };
+      if (delta) {
+        deltas.put(diff(k.count, r->count));
+        deltas.put(diff(k.total, r->total));
+        deltas.put(diff(k.count - k.sampled, r->count - r->sampled));
+        for (std::size_t c = 0; c < k.clusters.size(); ++c) {
+          const auto &a = k.clusters[c], &b = r->clusters[c];
+          for (auto [x, y] : {std::pair{a.count, b.count},
+                              {a.min, b.min},
+                              {a.max, b.max},
+                              {a.mean, b.mean},
+                              {a.sd, b.sd},
+                              {a.p50, b.p50},
+                              {a.p90, b.p90},
+                              {a.p99, b.p99}})
+            deltas.put(diff(x, y));
+        }
+      } else {
+        detail::put_varint(payload, k.count);
+        detail::put_varint(payload, k.total);
+        detail::put_varint(payload, k.count - k.sampled);
+        detail::put_varint(payload, k.clusters.size());
+        for (const auto& a : k.clusters)
+          for (std::uint64_t x : {a.count, a.min, a.max, a.mean, a.sd, a.p50, a.p90, a.p99})
+            detail::put_varint(payload, x);
+      }
+    }
+    deltas.finish(payload);
+    put_block(out, key ? detail::key_window : detail::delta_window, payload);
+    codes.window_id = w.window_id;
+    st.ref = std::move(codes);
+    st.has_ref = true;
+    st.since_key = key ? 0 : st.since_key + 1;
+  }
+
+ private:
+  struct state {
+    detail::window_codes ref;
+    bool has_ref = false;
+    unsigned since_key = 0;
+  };
+
+  static void put_block(std::string& out, std::uint8_t type, const std::string& payload) {
+    out += detail::block_magic;
+    out.push_back(static_cast<char>(type));
+    detail::put_varint(out, payload.size());
+    out += payload;
+    std::string crc_input(1, static_cast<char>(type));
+    detail::put_u32(out, detail::crc32c(payload, detail::crc32c(crc_input)));
+  }
+
+  detail::window_codes quantize(const window_summary& w) const {
+    detail::window_codes c;
+    for (const auto& k : w.kernels) {
+      detail::key_codes kc{k.key, k.count, q_.code(k.total_ns), k.sampled, {}};
+      for (const auto& s : k.clusters)
+        kc.clusters.push_back({s.count, q_.code(s.min), q_.code(s.max), q_.code(s.mean), q_.code(std::sqrt(s.variance)),
+                               q_.code(s.p50), q_.code(s.p90), q_.code(s.p99)});
+      c.keys.push_back(std::move(kc));
+    }
+    std::sort(c.keys.begin(), c.keys.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    return c;
+  }
+
+  std::function<std::string(name_id)> name_of_;
+  codec_options opt_;
+  detail::quantizer q_;
+  std::unordered_set<name_id> written_names_;
+  std::map<std::int32_t, state> ranks_;
+};
+
+/// A block the decoder could not use.
+struct damaged_block {
+  std::uint64_t offset;  ///< byte offset of the block (or of the damage) in the input
+  std::string reason;
+};
+
+struct decoded_summaries {
+  codec_options options;
+  std::map<name_id, std::string> names;         ///< the file's key ids and their strings
+  std::vector<window_summary> windows;          ///< in file order
+  std::vector<damaged_block> damaged;           ///< bad CRC, truncated or inconsistent blocks
+  std::uint64_t windows_without_reference = 0;  ///< delta windows skipped after a loss
+};
+
+namespace detail {
+
+// Parses one window payload into codes; false on any inconsistency.
+inline bool read_window(std::string_view payload, bool is_delta, const std::map<std::int32_t, window_codes>& refs,
+                        window_summary& w, window_codes& codes, bool& missing_reference) {
+  byte_reader r(payload);
+  std::uint64_t u, ref_id = 0;
+  std::int64_t s;
+  missing_reference = false;
+  if (!r.svarint(s) || s < std::numeric_limits<std::int32_t>::min() || s > std::numeric_limits<std::int32_t>::max())
+    return false;
+  w.rank = static_cast<std::int32_t>(s);
+  if (!r.varint(w.window_id)) return false;
+  const window_codes* ref = nullptr;
+  if (is_delta) {
+    if (!r.varint(ref_id)) return false;
+    auto it = refs.find(w.rank);
+    if (it == refs.end() || it->second.window_id != ref_id) {
+      missing_reference = true;
+      return false;
+    }
+    ref = &it->second;
+  }
+  std::int64_t span;
+  if (!r.svarint(w.start_ns) || !r.svarint(span)) return false;
+  w.end_ns = w.start_ns + span;
+  if (!r.varint(w.skipped.invalid_duration) || !r.varint(w.skipped.invalid_key) || !r.varint(w.skipped.no_window) ||
+      !r.varint(w.subsampled) || !r.varint(u))
+    return false;
+  if (u > r.remaining()) return false;  // each key takes at least one byte
+  const std::uint64_t nkeys = u;
+  codes.window_id = w.window_id;
+  codes.keys.clear();
+  codes.keys.reserve(nkeys);
+  // First pass: keys, modes and absolute values; delta keys are completed from the nibble
+  // section that follows the key list.
+  std::vector<std::size_t> delta_keys;
+  std::string_view layout, modes;
+  if (!r.bytes(1, layout) || (layout[0] != 0 && layout[0] != 1)) return false;
+  if (layout[0] == 1) {  // the reference's key list
+    if (!ref || ref->keys.size() != nkeys) return false;
+    for (const auto& rk : ref->keys) codes.keys.push_back(key_codes{rk.key, 0, 0, 0, {}});
+  } else {
+    std::uint64_t key = 0;
+    for (std::uint64_t i = 0; i < nkeys; ++i) {
+      if (!r.varint(u) || (i > 0 && u == 0)) return false;
+      key += u;
+      if (key > std::numeric_limits<name_id>::max()) return false;
+      codes.keys.push_back(key_codes{static_cast<name_id>(key), 0, 0, 0, {}});
+    }
+  }
+  if (!r.bytes(static_cast<std::size_t>((nkeys + 7) / 8), modes)) return false;
+  for (std::size_t i = 0; i < codes.keys.size(); ++i) {
+    key_codes& kc = codes.keys[i];
+    if ((static_cast<unsigned char>(modes[i / 8]) >> (i % 8)) & 1) {
+      if (!ref || !ref->find(kc.key)) return false;
+      delta_keys.push_back(i);
+      continue;
+    }
+    std::uint64_t nc, unsampled;
+    if (!r.varint(kc.count) || !r.varint(kc.total) || !r.varint(unsampled) || !r.varint(nc)) return false;
+    if (unsampled > kc.count || nc > r.remaining() / 8) return false;  // eight fields of a byte or more
+    kc.sampled = kc.count - unsampled;
+    kc.clusters.resize(nc);
+    for (auto& a : kc.clusters)
+      if (!r.varint(a.count) || !r.varint(a.min) || !r.varint(a.max) || !r.varint(a.mean) || !r.varint(a.sd) ||
+          !r.varint(a.p50) || !r.varint(a.p90) || !r.varint(a.p99))
+        return false;
+  }
+  nibble_reader deltas;
+  if (!deltas.open(r)) return false;
+  for (std::size_t i : delta_keys) {
+    key_codes& kc = codes.keys[i];
+    const key_codes* rk = ref->find(kc.key);
+    auto delta = [&](std::uint64_t base, std::uint64_t& out) {
+      std::int64_t d;
+      if (!deltas.get(d)) return false;
+      out = base + static_cast<std::uint64_t>(d);
+      return true;
+    };
+    std::uint64_t unsampled;
+    if (!delta(rk->count, kc.count) || !delta(rk->total, kc.total) || !delta(rk->count - rk->sampled, unsampled))
+      return false;
+    if (unsampled > kc.count) return false;
+    kc.sampled = kc.count - unsampled;
+    kc.clusters.resize(rk->clusters.size());
+    for (std::size_t c = 0; c < rk->clusters.size(); ++c) {
+      const auto& b = rk->clusters[c];
+      auto& a = kc.clusters[c];
+      if (!delta(b.count, a.count) || !delta(b.min, a.min) || !delta(b.max, a.max) || !delta(b.mean, a.mean) ||
+          !delta(b.sd, a.sd) || !delta(b.p50, a.p50) || !delta(b.p90, a.p90) || !delta(b.p99, a.p99))
+        return false;
+    }
+  }
+  if (!delta_keys.empty() ? !deltas.exhausted() : false) return false;
+  // Consistency: sampled <= count, cluster counts add up to sampled.
+  for (const auto& kc : codes.keys) {
+    std::uint64_t in_clusters = 0;
+    for (const auto& a : kc.clusters) {
+      if (a.count == 0 || a.count > kc.sampled) return false;
+      in_clusters += a.count;
+    }
+    if (kc.sampled > kc.count || in_clusters != kc.sampled) return false;
+  }
+  return r.remaining() == 0;
+}
+
+}  // namespace detail
+
+/// Decodes a .fsum byte stream (see the synopsis for what damage does).
+inline decoded_summaries decode_summaries(std::string_view data, std::string_view source = "<fsum>") {
+  using namespace detail;
+  decoded_summaries out;
+  if (data.size() < 8 || data.substr(0, 4) != file_magic)
+    throw parse_error({std::string(source), 0, 0, 0}, "the .fsum magic \"FSUM\"");
+  if (static_cast<std::uint8_t>(data[4]) != file_version)
+    throw parse_error({std::string(source), 0, 0, 4}, "format version 1");
+  out.options.precision_bits = static_cast<unsigned char>(data[5]);
+  out.options.key_frame_interval =
+      static_cast<unsigned char>(data[6]) | (static_cast<unsigned>(static_cast<unsigned char>(data[7])) << 8);
+  if (out.options.precision_bits < 4 || out.options.precision_bits > 20 || out.options.key_frame_interval == 0)
+    throw parse_error({std::string(source), 0, 0, 5}, "precision bits in [4, 20] and a key frame interval >= 1");
+  const quantizer q(out.options.precision_bits);
+  std::map<std::int32_t, window_codes> refs;
+  std::size_t pos = 8;
+  auto resync = [&](std::size_t from) {
+    const auto next = data.find(block_magic, from);
+    return next == std::string_view::npos ? data.size() : next;
+  };
+  while (pos < data.size()) {
+    const std::size_t block_start = pos;
+    if (data.substr(pos, 4) != block_magic) {
+      out.damaged.push_back({block_start, "expected a block marker \"FSB1\""});
+      pos = resync(pos + 1);
+      continue;
+    }
+    byte_reader r(data.substr(pos + 4));
+    std::string_view type_byte, payload;
+    std::uint64_t length;
+    std::uint32_t crc;
+    if (!r.bytes(1, type_byte) || !r.varint(length) || length > r.remaining() || !r.bytes(length, payload) ||
+        !r.u32(crc)) {
+      out.damaged.push_back({block_start, "truncated block"});
+      pos = resync(pos + 4);
+      continue;
+    }
+    const std::size_t next = pos + 4 + r.position();
+    if (crc32c(payload, crc32c(type_byte)) != crc) {
+      out.damaged.push_back({block_start, "CRC-32C mismatch"});
+      pos = resync(pos + 4);
+      continue;
+    }
+    pos = next;
+    const auto type = static_cast<std::uint8_t>(type_byte[0]);
+    if (type == names_block) {
+      byte_reader nr(payload);
+      std::uint64_t count, id, len;
+      bool ok = nr.varint(count) && count <= nr.remaining();
+      for (std::uint64_t i = 0; ok && i < count; ++i) {
+        std::string_view text;
+        ok = nr.varint(id) && id <= std::numeric_limits<name_id>::max() && nr.varint(len) && nr.bytes(len, text);
+        if (ok) out.names[static_cast<name_id>(id)] = std::string(text);
+      }
+      if (!ok || nr.remaining() != 0) out.damaged.push_back({block_start, "inconsistent name block"});
+    } else if (type == key_window || type == delta_window) {
+      window_summary w;
+      window_codes codes;
+      bool missing = false;
+      if (!read_window(payload, type == delta_window, refs, w, codes, missing)) {
+        if (missing) {
+          ++out.windows_without_reference;
+        } else {
+          out.damaged.push_back({block_start, "inconsistent window block"});
+        }
+        refs.erase(w.rank);  // later deltas of this rank wait for its next key window
+        continue;
+      }
+      for (const auto& kc : codes.keys) {
+        kernel_summary k;
+        k.key = kc.key;
+        k.count = kc.count;
+        k.total_ns = q.value(kc.total);
+        k.sampled = kc.sampled;
+        for (const auto& a : kc.clusters) {
+          stats::cluster_summary s;
+          s.count = a.count;
+          s.min = q.value(a.min);
+          s.max = q.value(a.max);
+          s.mean = q.value(a.mean);
+          s.sum = s.mean * static_cast<double>(a.count);
+          const double sd = q.value(a.sd);
+          s.variance = sd * sd;
+          s.p50 = q.value(a.p50);
+          s.p90 = q.value(a.p90);
+          s.p99 = q.value(a.p99);
+          k.clusters.push_back(s);
+        }
+        w.kernels.push_back(std::move(k));
+      }
+      refs[w.rank] = std::move(codes);
+      out.windows.push_back(std::move(w));
+    } else {
+      out.damaged.push_back({block_start, "unknown block type " + std::to_string(type)});
+    }
+  }
+  return out;
+}
+
+}  // namespace failslow::compress

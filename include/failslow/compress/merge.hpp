@@ -1,0 +1,110 @@
+// failslow/compress/merge.hpp -- merging window summaries: windows of one rank into a longer
+// window, or ranks of one group into a group baseline.
+//
+// Synopsis
+//   merge_windows(windows) -> one window_summary: per kernel key, counts and totals add; the
+//   clusters of all inputs are pooled and clusters whose [min, max] ranges overlap are merged.
+//   A merged cluster's count, sum, min, max, mean and variance are exact (pooled moments); its
+//   p50, p90 and p99 are the quantiles of the truncated lognormal mixture of the clusters it
+//   merged (stats/lognormal.hpp), the documented approximation: exact when a single cluster
+//   is merged, otherwise as accurate as the reconstruction (bench/README.md measures W1 /
+//   mean of 0.03-0.6 % for realistic kernels). Inputs of one rank keep that rank; inputs of
+//   several ranks give rank -1 (a group baseline). The span is the union of the inputs'; the
+//   window id is the first input's; skip and subsample counts add.
+// Complexity: O(total clusters log total clusters) per key plus the quantile inversions.
+// Errors: an empty input throws failslow::invalid_argument.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "failslow/compress/window_summary.hpp"
+#include "failslow/core/error.hpp"
+#include "failslow/stats/lognormal.hpp"
+
+namespace failslow::compress {
+
+namespace detail {
+
+// Clusters with overlapping ranges, pooled into one.
+inline stats::cluster_summary pool_clusters(const std::vector<stats::cluster_summary>& group) {
+  if (group.size() == 1) return group.front();
+  stats::cluster_summary m;
+  m.min = group.front().min;
+  m.max = group.front().max;
+  for (const auto& c : group) {
+    m.count += c.count;
+    m.sum += c.sum;
+    m.min = std::min(m.min, c.min);
+    m.max = std::max(m.max, c.max);
+  }
+  const double n = static_cast<double>(m.count);
+  m.mean = m.sum / n;
+  double m2 = 0;
+  for (const auto& c : group)
+    m2 += c.variance * static_cast<double>(c.count - 1) +
+          static_cast<double>(c.count) * (c.mean - m.mean) * (c.mean - m.mean);
+  m.variance = m.count > 1 ? m2 / (n - 1) : 0.0;
+  std::vector<stats::lognormal_component> comps;
+  for (const auto& c : group) {
+    auto k = stats::reconstruct_lognormal(c);
+    k.weight = static_cast<double>(c.count) / n;
+    comps.push_back(k);
+  }
+  const stats::lognormal_mixture mix(std::move(comps), true);
+  m.p50 = mix.quantile(0.50);
+  m.p90 = mix.quantile(0.90);
+  m.p99 = mix.quantile(0.99);
+  return m;
+}
+
+}  // namespace detail
+
+inline window_summary merge_windows(const std::vector<window_summary>& windows) {
+  if (windows.empty()) throw invalid_argument("merge_windows: no window");
+  window_summary out;
+  out.rank = windows.front().rank;
+  out.window_id = windows.front().window_id;
+  out.start_ns = windows.front().start_ns;
+  out.end_ns = windows.front().end_ns;
+  std::map<name_id, std::vector<const kernel_summary*>> by_key;
+  for (const auto& w : windows) {
+    if (w.rank != out.rank) out.rank = -1;
+    out.start_ns = std::min(out.start_ns, w.start_ns);
+    out.end_ns = std::max(out.end_ns, w.end_ns);
+    out.skipped.invalid_duration += w.skipped.invalid_duration;
+    out.skipped.invalid_key += w.skipped.invalid_key;
+    out.skipped.no_window += w.skipped.no_window;
+    out.subsampled += w.subsampled;
+    for (const auto& k : w.kernels) by_key[k.key].push_back(&k);
+  }
+  for (const auto& [key, parts] : by_key) {
+    kernel_summary k;
+    k.key = key;
+    std::vector<stats::cluster_summary> all;
+    for (const kernel_summary* p : parts) {
+      k.count += p->count;
+      k.total_ns += p->total_ns;
+      k.sampled += p->sampled;
+      all.insert(all.end(), p->clusters.begin(), p->clusters.end());
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.min < b.min; });
+    std::vector<stats::cluster_summary> group;
+    double group_max = 0;
+    for (const auto& c : all) {
+      if (!group.empty() && c.min > group_max) {
+        k.clusters.push_back(detail::pool_clusters(group));
+        group.clear();
+      }
+      group_max = group.empty() ? c.max : std::max(group_max, c.max);
+      group.push_back(c);
+    }
+    if (!group.empty()) k.clusters.push_back(detail::pool_clusters(group));
+    out.kernels.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace failslow::compress

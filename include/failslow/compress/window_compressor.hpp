@@ -1,0 +1,374 @@
+// failslow/compress/window_compressor.hpp -- always-on, per-rank compression of kernel events
+// into per-window statistical summaries (ARGUS section 3.4).
+//
+// Synopsis
+//   basic_window_compressor<Allocator>: one per rank. The hot path add(key, start, duration)
+//   appends a duration to the key's buffer and updates its exact count and total; a window
+//   closes on a step marker (close_window) or, with max_window_ns set, when an event starts
+//   past the window's time bound. Closing clusters each key's durations at the valleys of
+//   their density (stats/valleys.hpp, log space) and hands a window_summary to the sink.
+//   basic_async_window_compressor does the same with the clustering on a worker thread: the
+//   producer only swaps two buffer sets at a window close.
+// Memory is bounded and does not grow with the number of windows: buffers are reused (cleared,
+//   capacity kept); per key and window at most `per_key_cap` durations are kept. Past the cap,
+//   a uniform reservoir sample (Vitter's algorithm R) of `per_key_cap` durations stands for
+//   the key: its count and total stay exact, its clusters and quantiles come from the sample,
+//   and window_summary::subsampled counts the events represented only through the sample.
+//   Keys are dense name ids (core/name_table.hpp); ids at or above `key_limit` are counted
+//   as invalid_key, which bounds the slot table.
+// Accounting: every add() either adds the event or counts it in skip_counts (invalid_duration,
+//   invalid_key); window_summary::event_count() + skipped.total() = events offered.
+// Thread model: a compressor is used by one producer thread (not synchronised). The async
+//   variant's sink runs on its worker thread; its producer blocks in close_window() only
+//   while the worker is still summarising the previous window, i.e. at most one window's
+//   clustering time (measured in bench/README.md), and never in add().
+// Complexity: add O(1) amortised (O(1) worst case once buffers have grown); a window close
+//   O(sum over keys of n_k log n_k + G), n_k <= per_key_cap, G the KDE grid (64..1024 points).
+// Errors: a zero per_key_cap or key_limit throws failslow::invalid_argument; exceptions of the
+//   sink propagate out of close_window (async: out of the next close_window or flush).
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "failslow/compress/window_summary.hpp"
+#include "failslow/core/error.hpp"
+#include "failslow/core/event.hpp"
+#include "failslow/stats/summary.hpp"
+#include "failslow/stats/valleys.hpp"
+
+namespace failslow::compress {
+
+struct compressor_config {
+  std::size_t per_key_cap = 4096;              ///< durations kept per key and window
+  std::size_t min_samples_to_cluster = 16;     ///< fewer durations: one cluster, no KDE
+  std::int64_t max_window_ns = 0;              ///< time bound of a window; 0 = step markers only
+  name_id key_limit = name_id{1} << 24;        ///< keys >= this are counted as invalid_key
+  std::uint64_t seed = 0x9E3779B97F4A7C15ull;  ///< reservoir sampling
+  stats::valley_options clustering = default_clustering();
+
+  /// Valley clustering with a grid that starts at 64 points and widens only as the bandwidth
+  /// needs (most keys are unimodal and narrow), in log space.
+  static stats::valley_options default_clustering() {
+    stats::valley_options o;
+    o.kde.grid_points = 64;
+    o.kde.max_grid_points = 4096;
+    return o;
+  }
+};
+
+using window_sink = std::function<void(window_summary&&)>;
+
+namespace detail {
+
+// One window's accumulation state; reused across windows.
+template <class Allocator>
+class window_buffer {
+  using alloc_traits = std::allocator_traits<Allocator>;
+  template <class T>
+  using vec = std::vector<T, typename alloc_traits::template rebind_alloc<T>>;
+
+  struct slot {
+    std::uint64_t count = 0;
+    double total = 0;
+    std::uint64_t epoch = 0;  // window in which the slot was last touched
+    vec<double> samples;
+    explicit slot(const Allocator& a) : samples(a) {}
+  };
+
+ public:
+  // Keeps copies of the limits it needs (no pointer back into its owner: owners may move).
+  window_buffer(const compressor_config& cfg, const Allocator& alloc, std::uint64_t seed)
+      : cap_(cfg.per_key_cap), key_limit_(cfg.key_limit), alloc_(alloc), slots_(alloc), active_(alloc), rng_(seed) {}
+
+  bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
+    if (duration_ns < 0 || start_ns < 0 || duration_ns > std::numeric_limits<std::int64_t>::max() - start_ns) {
+      ++skipped_.invalid_duration;
+      return false;
+    }
+    if (key >= key_limit_) {
+      ++skipped_.invalid_key;
+      return false;
+    }
+    if (key >= slots_.size()) {
+      slots_.reserve(std::max<std::size_t>(key + 1, slots_.size() * 2));
+      while (slots_.size() <= key) slots_.emplace_back(alloc_);
+    }
+    slot& s = slots_[key];
+    if (s.epoch != epoch_) {  // first event of this key in the window
+      s.epoch = epoch_;
+      s.count = 0;
+      s.total = 0;
+      s.samples.clear();
+      active_.push_back(key);
+    }
+    const auto d = static_cast<double>(duration_ns);
+    ++s.count;
+    s.total += d;
+    if (s.samples.size() < cap_) {
+      s.samples.push_back(d);
+    } else {  // reservoir: keep the new value with probability cap / count
+      const auto j = static_cast<std::uint64_t>(uniform01() * static_cast<double>(s.count));
+      if (j < s.samples.size()) s.samples[j] = d;
+      ++subsampled_;
+    }
+    if (events_ == 0 || start_ns < start_) start_ = start_ns;
+    end_ = std::max(end_, start_ns + duration_ns);
+    ++events_;
+    return true;
+  }
+
+  bool empty() const noexcept { return events_ == 0; }
+  std::int64_t start() const noexcept { return start_; }
+  std::uint64_t events() const noexcept { return events_; }
+
+  // Summarises the window into `out` and resets the buffer for the next one.
+  void summarize(window_summary& out, const compressor_config& cfg) {
+    out.start_ns = start_;
+    out.end_ns = std::max(end_, out.end_ns);
+    out.skipped = skipped_;
+    out.subsampled = subsampled_;
+    std::sort(active_.begin(), active_.end());
+    out.kernels.reserve(active_.size());
+    for (name_id key : active_) out.kernels.push_back(summarize_key(key, slots_[key], cfg));
+    active_.clear();
+    skipped_ = {};
+    subsampled_ = 0;
+    events_ = 0;
+    start_ = end_ = 0;
+    ++epoch_;
+  }
+
+  skip_counts& skipped() noexcept { return skipped_; }
+
+ private:
+  static kernel_summary summarize_key(name_id key, slot& s, const compressor_config& cfg) {
+    kernel_summary k;
+    k.key = key;
+    k.count = s.count;
+    k.total_ns = s.total;
+    k.sampled = s.samples.size();
+    std::sort(s.samples.begin(), s.samples.end());
+    const double* x = s.samples.data();
+    const std::size_t n = s.samples.size();
+    std::vector<double> boundaries;
+    if (n >= cfg.min_samples_to_cluster && x[0] < x[n - 1])
+      boundaries = stats::find_valleys(s.samples.begin(), s.samples.end(), cfg.clustering).boundaries;
+    std::size_t begin = 0;
+    for (std::size_t c = 0; c <= boundaries.size(); ++c) {
+      const std::size_t end =
+          c < boundaries.size() ? static_cast<std::size_t>(std::lower_bound(x + begin, x + n, boundaries[c]) - x) : n;
+      if (end > begin) k.clusters.push_back(stats::summarize_sorted(x + begin, end - begin));
+      begin = std::max(begin, end);
+    }
+    return k;
+  }
+
+  double uniform01() noexcept {  // splitmix64 -> [0, 1)
+    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53;
+  }
+
+  std::size_t cap_;
+  name_id key_limit_;
+  Allocator alloc_;
+  vec<slot> slots_;
+  vec<name_id> active_;
+  skip_counts skipped_{};
+  std::uint64_t subsampled_ = 0, events_ = 0, epoch_ = 1;
+  std::int64_t start_ = 0, end_ = 0;
+  std::uint64_t rng_;
+};
+
+inline void check_config(const compressor_config& cfg) {
+  if (cfg.per_key_cap == 0) throw invalid_argument("window_compressor: per_key_cap must be >= 1");
+  if (cfg.key_limit == 0) throw invalid_argument("window_compressor: key_limit must be >= 1");
+  if (cfg.max_window_ns < 0) throw invalid_argument("window_compressor: max_window_ns must be >= 0");
+}
+
+}  // namespace detail
+
+template <class Allocator = std::allocator<char>>
+class basic_window_compressor {
+ public:
+  basic_window_compressor(std::int32_t rank, window_sink sink, compressor_config cfg = {},
+                          const Allocator& alloc = Allocator())
+      : rank_(rank),
+        sink_(std::move(sink)),
+        cfg_(std::move(cfg)),
+        buffer_(cfg_, alloc, cfg_.seed ^ static_cast<std::uint64_t>(rank)) {
+    detail::check_config(cfg_);
+    if (!sink_) throw invalid_argument("window_compressor: no sink");
+  }
+
+  /// Adds one kernel duration; false when it is counted as skipped instead.
+  bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
+    if (cfg_.max_window_ns > 0 && !buffer_.empty() && start_ns - buffer_.start() >= cfg_.max_window_ns)
+      close_window(start_ns);
+    return buffer_.add(key, start_ns, duration_ns);
+  }
+
+  /// Adds a GPU activity event (its name is the key); malformed events are counted.
+  bool add(const event& e) {
+    if (!e.is_well_formed()) {
+      ++buffer_.skipped().invalid_duration;
+      return false;
+    }
+    return add(e.name, e.start_ns, e.duration_ns());
+  }
+
+  /// Closes the current window (a step marker at `end_ns`) and hands its summary to the sink.
+  /// An empty window is emitted too (a step without kernels is information).
+  void close_window(std::int64_t end_ns = 0) {
+    window_summary w;
+    w.rank = rank_;
+    w.window_id = next_id_++;
+    w.end_ns = end_ns;
+    buffer_.summarize(w, cfg_);
+    sink_(std::move(w));
+  }
+
+  std::uint64_t windows_closed() const noexcept { return next_id_; }
+  /// Events added since the last close_window() (they reach a summary at the next close).
+  std::uint64_t pending_events() const noexcept { return buffer_.events(); }
+  const compressor_config& config() const noexcept { return cfg_; }
+
+ private:
+  std::int32_t rank_;
+  window_sink sink_;
+  compressor_config cfg_;
+  detail::window_buffer<Allocator> buffer_;
+  std::uint64_t next_id_ = 0;
+};
+
+using window_compressor = basic_window_compressor<>;
+
+/// The same compressor with the clustering on a worker thread (see the synopsis).
+template <class Allocator = std::allocator<char>>
+class basic_async_window_compressor {
+ public:
+  basic_async_window_compressor(std::int32_t rank, window_sink sink, compressor_config cfg = {},
+                                const Allocator& alloc = Allocator())
+      : rank_(rank),
+        sink_(std::move(sink)),
+        cfg_(std::move(cfg)),
+        front_(cfg_, alloc, cfg_.seed ^ static_cast<std::uint64_t>(rank)),
+        back_(cfg_, alloc, ~(cfg_.seed ^ static_cast<std::uint64_t>(rank))) {
+    detail::check_config(cfg_);
+    if (!sink_) throw invalid_argument("async_window_compressor: no sink");
+    worker_ = std::thread([this] { work(); });
+  }
+  basic_async_window_compressor(const basic_async_window_compressor&) = delete;
+  basic_async_window_compressor& operator=(const basic_async_window_compressor&) = delete;
+
+  /// Joins the worker after it has summarised every closed window. Events added after the
+  /// last close_window() belong to no window: close it first (pending_events() tells).
+  ~basic_async_window_compressor() {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_all();
+    worker_.join();
+  }
+
+  bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
+    if (cfg_.max_window_ns > 0 && !front_.empty() && start_ns - front_.start() >= cfg_.max_window_ns)
+      close_window(start_ns);
+    return front_.add(key, start_ns, duration_ns);
+  }
+
+  bool add(const event& e) {
+    if (!e.is_well_formed()) {
+      ++front_.skipped().invalid_duration;
+      return false;
+    }
+    return add(e.name, e.start_ns, e.duration_ns());
+  }
+
+  /// Swaps the filled buffers with the worker's (waiting while it is still busy with the
+  /// previous window) and returns; the worker summarises and calls the sink.
+  void close_window(std::int64_t end_ns = 0) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return !pending_; });
+    rethrow_failure();
+    std::swap(front_, back_);
+    pending_ = true;
+    pending_id_ = next_id_++;
+    pending_end_ = end_ns;
+    lock.unlock();
+    ready_.notify_one();
+  }
+
+  /// Waits until every closed window has reached the sink.
+  void flush() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return !pending_; });
+    rethrow_failure();
+  }
+
+  std::uint64_t windows_closed() const noexcept { return next_id_; }
+  /// Events added since the last close_window().
+  std::uint64_t pending_events() const noexcept { return front_.events(); }
+
+ private:
+  void rethrow_failure() {
+    if (failure_) {
+      auto f = failure_;
+      failure_ = nullptr;
+      std::rethrow_exception(f);
+    }
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      ready_.wait(lock, [this] { return pending_ || stop_; });
+      if (!pending_) return;
+      lock.unlock();
+      try {
+        window_summary w;
+        w.rank = rank_;
+        w.window_id = pending_id_;
+        w.end_ns = pending_end_;
+        back_.summarize(w, cfg_);
+        sink_(std::move(w));
+      } catch (...) {
+        lock.lock();
+        failure_ = std::current_exception();
+        lock.unlock();
+      }
+      lock.lock();
+      pending_ = false;
+      done_.notify_all();
+    }
+  }
+
+  std::int32_t rank_;
+  window_sink sink_;
+  compressor_config cfg_;
+  detail::window_buffer<Allocator> front_, back_;
+  std::mutex mutex_;
+  std::condition_variable ready_, done_;
+  bool pending_ = false, stop_ = false;
+  std::uint64_t pending_id_ = 0, next_id_ = 0;
+  std::int64_t pending_end_ = 0;
+  std::exception_ptr failure_;
+  std::thread worker_;
+};
+
+using async_window_compressor = basic_async_window_compressor<>;
+
+}  // namespace failslow::compress

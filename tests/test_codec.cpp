@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <failslow/compress/codec.hpp>
+#include <failslow/compress/window_compressor.hpp>
+#include <failslow/core/name_table.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace failslow;
+using namespace failslow::compress;
+
+namespace {
+// Windows of several ranks: steady kernels, one bimodal, one appearing late.
+std::vector<window_summary> make_windows(name_table& names, int ranks, int windows, std::uint64_t seed) {
+  std::vector<window_summary> out;
+  std::vector<window_compressor> comps;
+  for (int r = 0; r < ranks; ++r) comps.emplace_back(r, [&](window_summary&& w) { out.push_back(std::move(w)); });
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<name_id> keys;
+  for (int k = 0; k < 40; ++k) keys.push_back(names.intern("kernel_" + std::to_string(k) + "<float, 128>(float*)"));
+  const name_id late = names.intern("jit_compiled_kernel");
+  for (std::int64_t w = 0; w < windows; ++w) {  // 64-bit: w * 1e8 ns exceeds int
+    for (int r = 0; r < ranks; ++r) {
+      auto& c = comps[static_cast<std::size_t>(r)];
+      for (int e = 0; e < 2000; ++e) {
+        const auto k = static_cast<std::size_t>(e % 40);
+        double median = 5e3 * static_cast<double>(k + 1);
+        if (k == 3 && e % 5 == 0) median *= 3;  // bimodal
+        c.add(keys[k], w * 100'000'000 + std::int64_t{e} * 10'000,
+              static_cast<std::int64_t>(median * std::exp(0.03 * z(rng))));
+      }
+      if (w > windows / 2) c.add(late, w * 100'000'000, 1'000'000);
+      c.close_window(w * 100'000'000 + 99'000'000);
+    }
+  }
+  return out;
+}
+
+void check_close(const window_summary& a, const window_summary& b, double rel) {
+  CHECK(a.rank == b.rank);
+  CHECK(a.window_id == b.window_id);
+  CHECK(a.start_ns == b.start_ns);
+  CHECK(a.end_ns == b.end_ns);
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    const auto &x = a.kernels[i], &y = b.kernels[i];
+    CHECK(x.key == y.key);
+    CHECK(x.count == y.count);
+    CHECK(x.sampled == y.sampled);
+    CHECK(std::abs(x.total_ns - y.total_ns) <= rel * y.total_ns);
+    REQUIRE(x.clusters.size() == y.clusters.size());
+    for (std::size_t c = 0; c < x.clusters.size(); ++c) {
+      const auto &p = x.clusters[c], &q = y.clusters[c];
+      CHECK(p.count == q.count);
+      for (auto [u, v] : {std::pair{p.min, q.min},
+                          {p.max, q.max},
+                          {p.mean, q.mean},
+                          {p.p50, q.p50},
+                          {p.p90, q.p90},
+                          {p.p99, q.p99},
+                          {std::sqrt(p.variance), std::sqrt(q.variance)}})
+        CHECK(std::abs(u - v) <= rel * v);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("summaries round-trip within the documented precision") {
+  name_table names;
+  const auto windows = make_windows(names, 3, 40, 1);
+  for (unsigned bits : {6u, 10u, 16u}) {
+    codec_options opt;
+    opt.precision_bits = bits;
+    summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+    std::string bytes = enc.header();
+    for (const auto& w : windows) enc.encode(w, bytes);
+    const auto dec = decode_summaries(bytes);
+    CHECK(dec.damaged.empty());
+    CHECK(dec.windows_without_reference == 0);
+    CHECK(dec.options.precision_bits == bits);
+    REQUIRE(dec.windows.size() == windows.size());
+    const double rel = std::ldexp(1.0, -static_cast<int>(bits) - 1) * 1.0001;  // s/2, s = ln(1 + 2^-bits)
+    for (std::size_t i = 0; i < windows.size(); ++i) check_close(dec.windows[i], windows[i], rel);
+    CHECK(dec.names.size() == names.size());
+    for (const auto& [id, text] : dec.names) CHECK(text == names.name(id));
+  }
+}
+
+TEST_CASE("delta coding shrinks repeated windows") {
+  name_table names;
+  const auto windows = make_windows(names, 2, 64, 2);
+  std::size_t sizes[2];
+  for (unsigned interval : {1u, 32u}) {
+    codec_options opt;
+    opt.key_frame_interval = interval;
+    summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+    std::string bytes = enc.header();
+    for (const auto& w : windows) enc.encode(w, bytes);
+    sizes[interval == 1 ? 0 : 1] = bytes.size();
+    CHECK(decode_summaries(bytes).windows.size() == windows.size());
+  }
+  INFO("key frames only: " << sizes[0] << " bytes, delta coded: " << sizes[1] << " bytes");
+  CHECK(sizes[1] < sizes[0] * 3 / 4);
+}
+
+TEST_CASE("a damaged block costs at most one key-frame interval of its rank") {
+  name_table names;
+  const auto windows = make_windows(names, 2, 40, 3);
+  codec_options opt;
+  opt.key_frame_interval = 8;
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+  std::string bytes = enc.header();
+  std::vector<std::size_t> offsets;
+  for (const auto& w : windows) {
+    offsets.push_back(bytes.size());
+    enc.encode(w, bytes);
+  }
+  // Flip one payload byte of the window block of window 21 (rank 1, window id 10).
+  const std::size_t victim = 21;
+  std::size_t at = bytes.find("FSB1", offsets[victim]);
+  // The window block is the last block written for the victim (names come first).
+  while (true) {
+    const auto next = bytes.find("FSB1", at + 4);
+    if (next == std::string::npos || next >= offsets[victim + 1]) break;
+    at = next;
+  }
+  bytes[at + 12] = static_cast<char>(bytes[at + 12] ^ 0x5A);
+  const auto dec = decode_summaries(bytes);
+  REQUIRE(dec.damaged.size() == 1);
+  CHECK(dec.damaged[0].offset == at);
+  CHECK(dec.damaged[0].reason == "CRC-32C mismatch");
+  const std::size_t lost = windows.size() - dec.windows.size();
+  CHECK(lost >= 1);
+  CHECK(lost <= opt.key_frame_interval);
+  CHECK(dec.windows_without_reference == lost - 1);
+  for (const auto& w : dec.windows) CHECK(!(w.rank == 1 && w.window_id == 10));
+}
+
+TEST_CASE("truncated and random inputs never read out of bounds") {
+  name_table names;
+  const auto windows = make_windows(names, 1, 6, 4);
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); });
+  std::string bytes = enc.header();
+  for (const auto& w : windows) enc.encode(w, bytes);
+  for (std::size_t len = 8; len < bytes.size(); len += 7) {
+    const auto dec = decode_summaries(std::string_view(bytes).substr(0, len));
+    CHECK(dec.windows.size() <= windows.size());
+  }
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string junk = bytes;
+    for (int f = 0; f < 5; ++f) junk[8 + rng() % (junk.size() - 8)] = static_cast<char>(rng());
+    const auto dec = decode_summaries(junk);
+    CHECK(dec.windows.size() <= windows.size());
+    std::string noise = enc.header();
+    for (int b = 0; b < 200; ++b) noise.push_back(static_cast<char>(rng()));
+    noise += "FSB1";
+    noise.push_back(2);
+    noise.push_back(static_cast<char>(0xFF));  // a length varint running off the end
+    (void)decode_summaries(noise);
+  }
+  CHECK_THROWS_AS(decode_summaries("nope"), parse_error);
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x01\x40\x10\x00", 8)), parse_error);
+  CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, codec_options{2, 16}), invalid_argument);
+}
