@@ -10,5 +10,6 @@ void add_classify_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
 void add_w1_command(CLI::App& app);
+void add_detect_command(CLI::App& app);
 
 }  // namespace failslow_cli

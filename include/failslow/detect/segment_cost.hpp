@@ -1,0 +1,219 @@
+// failslow/detect/segment_cost.hpp -- Gaussian segment costs and penalties for offline
+// change-point search (PELT, binary segmentation, exhaustive optimal partitioning).
+//
+// Synopsis
+//   A segmentation of y_0..y_{n-1} by change points 0 < tau_1 < ... < tau_m < n (tau = index of
+//   the first sample of a new segment) minimises
+//        sum_{j=0..m} C(y[tau_j, tau_{j+1})) + m * beta          (tau_0 = 0, tau_{m+1} = n)
+//   with C twice the negative maximised Gaussian log-likelihood of a segment, constants dropped:
+//     cost_model::normal_mean     change in mean, common known sigma:
+//                                 C = sum (y_i - mean)^2 / sigma^2
+//                                 sigma: options.sigma, or (0) estimated from the whole series as
+//                                 1.4826 MAD(diff y) / sqrt 2 (failslow::stats::mad_normal), which a
+//                                 few mean shifts do not inflate; if that is 0 (more than half the
+//                                 differences equal: quantised data), IQR(diff y) / 1.349 / sqrt 2,
+//                                 then sd(diff y) / sqrt 2; if all are 0 (constant series), 1.
+//     cost_model::normal_meanvar  change in mean and variance:
+//                                 C = m log v + RSS / v,  v = max(RSS / m, floor)
+//                                 (the exact minimum over mean and a variance >= floor, so splitting
+//                                 a segment never raises its cost); floor = options.variance_floor,
+//                                 or (0) 1e-8 times the variance of the whole series (1e-300 if 0).
+//   Penalties beta per change point, p = parameters per segment (1 mean, 2 mean and variance):
+//     penalty::bic()      (p + 1) ln n   (Schwarz, counting the change location as a parameter;
+//                                         R changepoint's "BIC1")
+//     penalty::mbic()     (p + 1) ln n plus ln(length) added to every segment's cost
+//                         (Zhang & Siegmund 2007's modified BIC, as R changepoint's "MBIC")
+//     penalty::fixed(b)   beta = b >= 0
+//   Minimum segment length: every segment has at least min_segment samples (>= 1; >= 2 for
+//   normal_meanvar).
+//   segment_cost evaluates C (with the MBIC term) from prefix sums of the centred and scaled
+//   series in O(1) and gives the PELT pruning constant K with C(a,c) >= C(a,b) + C(b,c) + K:
+//   K = 0 for the likelihood costs, -ln(n/4) with the MBIC term.
+// Accuracy: prefix sums are taken of (y - median) / scale in double, so long series with a large
+//   offset do not cancel catastrophically; RSS is clamped at >= 0.
+// Errors: an empty series throws failslow::invalid_argument; NaN/Inf in it throws
+//   failslow::domain_error; bad options (negative penalty, min_segment 0, min_segment 1 with
+//   normal_meanvar, sigma < 0) throw failslow::invalid_argument.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/stats/descriptive.hpp"
+
+namespace failslow::detect {
+
+enum class cost_model : std::uint8_t {
+  normal_mean,     ///< piecewise-constant mean, one sigma for the whole series
+  normal_meanvar,  ///< piecewise-constant mean and variance
+};
+
+enum class penalty_kind : std::uint8_t { bic, mbic, fixed };
+
+/// The price of one change point.
+struct penalty {
+  penalty_kind kind = penalty_kind::mbic;
+  double value = 0.0;  ///< beta for penalty_kind::fixed
+  static penalty bic() noexcept { return {penalty_kind::bic, 0.0}; }
+  static penalty mbic() noexcept { return {penalty_kind::mbic, 0.0}; }
+  static penalty fixed(double beta) noexcept { return {penalty_kind::fixed, beta}; }
+};
+
+struct changepoint_options {
+  cost_model model = cost_model::normal_mean;
+  struct penalty pen = penalty::mbic();
+  std::size_t min_segment = 2;  ///< smallest segment length (>= 1; >= 2 for normal_meanvar)
+  double sigma = 0.0;           ///< normal_mean: noise sd; 0 estimates it (see the synopsis)
+  double variance_floor = 0.0;  ///< normal_meanvar: smallest variance; 0 chooses it
+  std::size_t max_changes = std::numeric_limits<std::size_t>::max();  ///< binary segmentation only
+};
+
+/// One segment of a segmentation, [begin, end).
+struct segment {
+  std::size_t begin = 0, end = 0;
+  double mean = 0.0;
+  double sd = 0.0;  ///< population sd (ddof 0) of the segment
+};
+
+/// A segmentation.
+struct changepoint_result {
+  std::vector<std::size_t> changes;    ///< first index of each new segment, ascending
+  std::vector<segment> segments;       ///< changes.size() + 1 segments covering the series
+  double cost = 0.0;                   ///< sum of segment costs + changes.size() * penalty
+  double penalty = 0.0;                ///< beta used
+  double sigma = 0.0;                  ///< sigma used by normal_mean (in the series' units); 0 otherwise
+  std::uint64_t cost_evaluations = 0;  ///< segment costs evaluated (the work done)
+};
+
+/// Segment costs of one series (see the synopsis). Indices are [begin, end), 0 <= begin < end <= n.
+class segment_cost {
+ public:
+  template <class Range>
+  segment_cost(const Range& y, const changepoint_options& o) : model_(o.model) {
+    for (const auto& v : y) raw_.push_back(static_cast<double>(v));
+    init(o);
+  }
+
+  std::size_t size() const noexcept { return raw_.size(); }
+  cost_model model() const noexcept { return model_; }
+  double beta() const noexcept { return beta_; }
+  double sigma() const noexcept { return sigma_; }
+  bool mbic() const noexcept { return mbic_; }
+  /// K of the PELT pruning rule.
+  double pruning_constant() const noexcept { return k_; }
+
+  /// Cost of y[begin, end) (with the MBIC length term when the penalty is MBIC).
+  double operator()(std::size_t begin, std::size_t end) const noexcept {
+    const double m = static_cast<double>(end - begin);
+    const double s1 = s1_[end] - s1_[begin];
+    const double rss = std::max(0.0, (s2_[end] - s2_[begin]) - s1 * s1 / m);
+    double c;
+    if (model_ == cost_model::normal_mean) {
+      c = rss;  // already in units of sigma
+    } else {
+      const double v = std::max(rss / m, floor_);
+      c = m * std::log(v) + rss / v;
+    }
+    return mbic_ ? c + std::log(m) : c;
+  }
+
+  /// Mean and population sd of y[begin, end) in the series' units.
+  segment describe(std::size_t begin, std::size_t end) const noexcept {
+    const double m = static_cast<double>(end - begin);
+    const double s1 = s1_[end] - s1_[begin];
+    const double rss = std::max(0.0, (s2_[end] - s2_[begin]) - s1 * s1 / m);
+    return segment{begin, end, centre_ + scale_ * s1 / m, scale_ * std::sqrt(rss / m)};
+  }
+
+  /// Turns a list of change points into a result (segments, cost).
+  changepoint_result make_result(std::vector<std::size_t> changes, std::uint64_t evaluations) const {
+    changepoint_result r;
+    r.changes = std::move(changes);
+    r.penalty = beta_;
+    r.sigma = model_ == cost_model::normal_mean ? sigma_ : 0.0;
+    r.cost_evaluations = evaluations;
+    std::size_t b = 0;
+    double total = 0.0;
+    for (std::size_t k = 0; k <= r.changes.size(); ++k) {
+      const std::size_t e = k < r.changes.size() ? r.changes[k] : size();
+      r.segments.push_back(describe(b, e));
+      total += (*this)(b, e);
+      b = e;
+    }
+    r.cost = total + beta_ * static_cast<double>(r.changes.size());
+    return r;
+  }
+
+ private:
+  void init(const changepoint_options& o) {
+    const std::size_t n = raw_.size();
+    if (n == 0) throw invalid_argument("change points: empty series");
+    for (double v : raw_)
+      if (!std::isfinite(v)) throw domain_error("change points: series contains NaN or infinity");
+    if (o.min_segment == 0) throw invalid_argument("change points: min_segment must be >= 1");
+    if (o.model == cost_model::normal_meanvar && o.min_segment < 2)
+      throw invalid_argument("change points: normal_meanvar needs min_segment >= 2");
+    if (!(o.sigma >= 0.0) || !std::isfinite(o.sigma)) throw invalid_argument("change points: sigma must be >= 0");
+    if (!(o.variance_floor >= 0.0)) throw invalid_argument("change points: variance_floor must be >= 0");
+    const double p = model_ == cost_model::normal_mean ? 1.0 : 2.0;
+    const double logn = std::log(static_cast<double>(n));
+    switch (o.pen.kind) {
+      case penalty_kind::bic:
+        beta_ = (p + 1.0) * logn;
+        break;
+      case penalty_kind::mbic:
+        beta_ = (p + 1.0) * logn;
+        mbic_ = true;
+        break;
+      case penalty_kind::fixed:
+        if (!(o.pen.value >= 0.0) || !std::isfinite(o.pen.value))
+          throw invalid_argument("change points: a fixed penalty must be finite and >= 0");
+        beta_ = o.pen.value;
+        break;
+    }
+    k_ = mbic_ ? -std::max(0.0, std::log(static_cast<double>(n) / 4.0)) : 0.0;
+
+    centre_ = stats::median(raw_);
+    if (model_ == cost_model::normal_mean) {
+      sigma_ = o.sigma > 0.0 ? o.sigma : estimate_sigma();
+      scale_ = sigma_;
+    } else {
+      const double sd = stats::moments(raw_).stddev(0);
+      scale_ = sd > 0.0 ? sd : 1.0;
+      const double var_unit = sd > 0.0 ? 1.0 : 0.0;  // variance of the scaled series
+      floor_ = o.variance_floor > 0.0 ? o.variance_floor / (scale_ * scale_) : 1e-8 * var_unit;
+      if (!(floor_ > 0.0)) floor_ = 1e-300;
+    }
+    s1_.assign(n + 1, 0.0);
+    s2_.assign(n + 1, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double z = (raw_[i] - centre_) / scale_;
+      s1_[i + 1] = s1_[i] + z;
+      s2_[i + 1] = s2_[i] + z * z;
+    }
+  }
+
+  double estimate_sigma() const {
+    if (raw_.size() < 3) return 1.0;
+    std::vector<double> d(raw_.size() - 1);
+    for (std::size_t i = 0; i + 1 < raw_.size(); ++i) d[i] = raw_[i + 1] - raw_[i];
+    double s = stats::mad_normal(d) / std::sqrt(2.0);
+    if (!(s > 0.0)) s = stats::iqr(d) / 1.3489795003921634 / std::sqrt(2.0);  // IQR of N(0, 1)
+    if (!(s > 0.0)) s = stats::moments(d).stddev() / std::sqrt(2.0);
+    return s > 0.0 && std::isfinite(s) ? s : 1.0;
+  }
+
+  cost_model model_;
+  std::vector<double> raw_, s1_, s2_;
+  double centre_ = 0.0, scale_ = 1.0, sigma_ = 0.0, floor_ = 0.0;
+  double beta_ = 0.0, k_ = 0.0;
+  bool mbic_ = false;
+};
+
+}  // namespace failslow::detect
