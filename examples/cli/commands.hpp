@@ -10,6 +10,9 @@ void add_classify_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
 void add_w1_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_score_command(CLI::App& app);
 void add_detect_command(CLI::App& app);
 
 }  // namespace failslow_cli

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   failslow_cli::add_classify_command(app);
   failslow_cli::add_cluster_command(app);
   failslow_cli::add_w1_command(app);
+  failslow_cli::add_inspect_command(app);
+  failslow_cli::add_simulate_command(app);
+  failslow_cli::add_score_command(app);
   failslow_cli::add_detect_command(app);
   try {
     app.parse(argc, argv);

@@ -22,8 +22,8 @@
 #include "failslow/stats/w1_matrix.hpp"
 #include "failslow/stats/wasserstein.hpp"
 
-#include "failslow/detect/bocpd.hpp"
 #include "failslow/detect/binseg.hpp"
+#include "failslow/detect/bocpd.hpp"
 #include "failslow/detect/chart.hpp"
 #include "failslow/detect/cusum.hpp"
 #include "failslow/detect/ewma.hpp"
@@ -40,3 +40,18 @@
 #include "failslow/compress/merge.hpp"
 #include "failslow/compress/window_compressor.hpp"
 #include "failslow/compress/window_summary.hpp"
+
+#include "failslow/trace/clock_align.hpp"
+#include "failslow/trace/idle.hpp"
+#include "failslow/trace/simhash.hpp"
+#include "failslow/trace/steps.hpp"
+#include "failslow/trace/tree.hpp"
+
+#include "failslow/sim/job.hpp"
+#include "failslow/sim/kernels.hpp"
+#include "failslow/sim/kineto_writer.hpp"
+#include "failslow/sim/scenario.hpp"
+#include "failslow/sim/score.hpp"
+#include "failslow/sim/simulator.hpp"
+#include "failslow/sim/timeline.hpp"
+#include "failslow/sim/truth.hpp"

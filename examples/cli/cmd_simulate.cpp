@@ -1,0 +1,157 @@
+// failslow simulate --scenario NAME --tp --pp --dp [--cp --ep] --steps --seed --onset
+//   --severity --noise --out DIR [--gzip]: a hybrid-parallel training job with an injected
+// fail-slow fault, written as one Kineto trace per rank (rank_<r>.json or .json.gz) and its
+// ground truth (truth.json, schema failslow.truth/1). Same arguments, same bytes.
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <failslow/sim/kineto_writer.hpp>
+#include <failslow/sim/simulator.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "sim_json.hpp"
+
+namespace failslow_cli {
+namespace {
+
+struct simulate_options {
+  std::string scenario = "compute-straggler";
+  failslow::sim::job_config cfg;
+  std::string schedule = "1f1b";
+  failslow::sim::scenario_options sopt;
+  std::string out;
+  bool gzip = false;
+  bool list = false;
+  unsigned threads = 0;
+};
+
+void write_plain(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!f) throw failslow::invalid_argument("cannot write '" + path + "'");
+}
+
+void write_gzip(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb6");
+  if (!f) throw failslow::invalid_argument("cannot write '" + path + "'");
+  std::size_t done = 0;
+  bool ok = true;
+  while (ok && done < text.size()) {
+    const unsigned n = static_cast<unsigned>(std::min<std::size_t>(text.size() - done, 1u << 24));
+    ok = gzwrite(f, text.data() + done, n) == static_cast<int>(n);
+    done += n;
+  }
+  ok = gzclose(f) == Z_OK && ok;
+  if (!ok) throw failslow::invalid_argument("cannot write '" + path + "' (gzip)");
+}
+
+void run(simulate_options o) {
+  using namespace failslow::sim;
+  if (o.list) {
+    for (scenario s : all_scenarios) std::cout << to_string(s) << '\n';
+    return;
+  }
+  if (o.out.empty()) throw failslow::invalid_argument("simulate: --out DIR is required");
+  o.cfg.schedule = parse_pipeline_schedule(o.schedule);
+  const scenario sc = parse_scenario(o.scenario);
+  const auto t0 = std::chrono::steady_clock::now();
+  const simulated_job job = simulate(o.cfg, sc, o.sopt);
+  const auto t1 = std::chrono::steady_clock::now();
+
+  std::filesystem::create_directories(o.out);
+  const int world = job.topo.world_size();
+  const unsigned threads = std::max(1u, std::min<unsigned>(o.threads ? o.threads : std::thread::hardware_concurrency(),
+                                                           static_cast<unsigned>(world)));
+  std::atomic<int> next{0};
+  std::atomic<std::uint64_t> bytes{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      std::string text;
+      for (int r = next++; r < world; r = next++) {
+        text.clear();
+        write_kineto_trace(job, r, text);
+        const std::string path =
+            (std::filesystem::path(o.out) / ("rank_" + std::to_string(r) + (o.gzip ? ".json.gz" : ".json"))).string();
+        if (o.gzip)
+          write_gzip(path, text);
+        else
+          write_plain(path, text);
+        bytes += std::filesystem::file_size(path);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = world;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  const std::string truth_path = (std::filesystem::path(o.out) / "truth.json").string();
+  write_plain(truth_path, truth_to_json(job.truth).dump(2) + "\n");
+  const auto t2 = std::chrono::steady_clock::now();
+
+  const auto& t = job.truth;
+  std::cout << "simulated " << t.scenario_name << ": " << world << " ranks (tp " << t.sizes.tp << ", cp " << t.sizes.cp
+            << ", ep " << t.sizes.ep << ", dp " << t.sizes.dp << ", pp " << t.sizes.pp << ", order " << t.order << "), "
+            << o.cfg.steps << " steps #" << t.first_step << "..#" << t.last_step << ", " << t.schedule << " with "
+            << t.microbatches << " micro-batches, " << t.layers_per_stage << " layers per stage, seed " << t.seed
+            << ", severity " << t.severity << ", noise " << t.noise << '\n';
+  if (t.faults.empty()) std::cout << "  no fault (healthy)\n";
+  for (const auto& f : t.faults) std::cout << "  fault: " << f.description << '\n';
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "wrote %d traces (%.1f MB) and truth.json to %s in %.2f s (model %.2f s)\n", world,
+                static_cast<double>(bytes.load()) / 1e6, o.out.c_str(), std::chrono::duration<double>(t2 - t0).count(),
+                std::chrono::duration<double>(t1 - t0).count());
+  std::cout << buf;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto o = std::make_shared<simulate_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate a hybrid-parallel training job with an injected fail-slow fault: Kineto traces + truth.json");
+  cmd->add_option("--scenario", o->scenario, "scenario (default compute-straggler; --list shows all)");
+  cmd->add_flag("--list", o->list, "list the scenarios and exit");
+  cmd->add_option("--tp", o->cfg.sizes.tp, "tensor-parallel size (default 2)");
+  cmd->add_option("--pp", o->cfg.sizes.pp, "pipeline stages (default 4)");
+  cmd->add_option("--dp", o->cfg.sizes.dp, "data-parallel size (default 8)");
+  cmd->add_option("--cp", o->cfg.sizes.cp, "context-parallel size (default 1)");
+  cmd->add_option("--ep", o->cfg.sizes.ep, "expert-parallel size (default 1)");
+  cmd->add_option("--order", o->cfg.order, "Megatron rank order (default tp-cp-ep-dp-pp)");
+  cmd->add_option("--steps", o->cfg.steps, "profiled steps (default 30)");
+  cmd->add_option("--first-step", o->cfg.first_step, "number of the first ProfilerStep (default 100)");
+  cmd->add_option("--microbatches", o->cfg.microbatches, "micro-batches per step (default 4)");
+  cmd->add_option("--layers", o->cfg.layers_per_stage, "transformer layers per pipeline stage (default 2)");
+  cmd->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
+  cmd->add_option("--seed", o->cfg.seed, "random seed (default 1)");
+  cmd->add_option("--onset", o->sopt.onset, "step index (0-based) where faults begin (default steps/3)");
+  cmd->add_option("--severity", o->sopt.severity,
+                  "scales each fault's excess effect: 1 + (f - 1) * severity, stalls likewise (default 1)");
+  cmd->add_option("--noise", o->cfg.noise, "scales every jitter (default 1; 0 = exact base durations)");
+  cmd->add_option("--fault-rank", o->sopt.fault_rank, "rank of single-rank faults (default: drawn from the seed)");
+  cmd->add_option("--out", o->out, "output folder (created)");
+  cmd->add_flag("--gzip", o->gzip, "write rank_<r>.json.gz instead of .json");
+  cmd->add_option("--threads", o->threads, "files written in parallel (default: all cores)");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace failslow_cli

@@ -1,0 +1,168 @@
+// JSON of the simulator's truth (schema failslow.truth/1), of diagnosis reports (schema
+// failslow.report/1, ../shared/DESIGN.md) and of scores (failslow.score/1), for the simulate
+// and score subcommands. nlohmann/json stays in the tool: the library headers do not use it.
+#pragma once
+
+#include <failslow/core/error.hpp>
+#include <failslow/sim/score.hpp>
+#include <failslow/sim/truth.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace failslow_cli {
+
+inline nlohmann::json truth_to_json(const failslow::sim::truth& t) {
+  using nlohmann::json;
+  json j;
+  j["schema"] = "failslow.truth/1";
+  j["scenario"] = t.scenario_name;
+  j["seed"] = t.seed;
+  j["severity"] = t.severity;
+  j["noise"] = t.noise;
+  j["world_size"] = t.world_size;
+  j["steps"] = {{"first", t.first_step}, {"last", t.last_step}};
+  j["topology"] = {{"tp", t.sizes.tp}, {"pp", t.sizes.pp}, {"dp", t.sizes.dp},
+                   {"cp", t.sizes.cp}, {"ep", t.sizes.ep}, {"order", t.order}};
+  j["schedule"] = t.schedule;
+  j["microbatches"] = t.microbatches;
+  j["layers_per_stage"] = t.layers_per_stage;
+  json faults = json::array();
+  for (const auto& f : t.faults) {
+    json x;
+    x["kind"] = std::string(failslow::sim::to_string(f.kind));
+    x["ranks"] = f.ranks;
+    if (!f.group.empty()) x["group"] = f.group;
+    x["first_step"] = f.first_step;
+    x["last_step"] = f.last_step;
+    x["factor"] = f.factor;
+    if (f.stall_ms > 0) x["stall_ms"] = f.stall_ms;
+    x["transient"] = f.transient;
+    x["kernels"] = f.kernels;
+    if (!f.phase.empty()) x["phase"] = f.phase;
+    x["description"] = f.description;
+    faults.push_back(std::move(x));
+  }
+  j["faults"] = std::move(faults);
+  j["clock_offsets_ns"] = t.clock_offsets_ns;
+  return j;
+}
+
+inline failslow::sim::fault_kind parse_fault_kind(const std::string& s) {
+  using failslow::sim::fault_kind;
+  for (auto k : {fault_kind::compute_straggler, fault_kind::masked_straggler, fault_kind::degraded_link,
+                 fault_kind::slow_stage, fault_kind::jit_stall, fault_kind::thermal_drift, fault_kind::memory_bound,
+                 fault_kind::host_launch_delay, fault_kind::gc_pause})
+    if (failslow::sim::to_string(k) == s) return k;
+  throw failslow::invalid_argument("unknown fault kind '" + s + "'");
+}
+
+inline failslow::sim::truth truth_from_json(const nlohmann::json& j) {
+  if (j.value("schema", std::string()) != "failslow.truth/1")
+    throw failslow::invalid_argument("not a failslow.truth/1 document (\"schema\" missing or different)");
+  failslow::sim::truth t;
+  t.scenario_name = j.at("scenario").get<std::string>();
+  t.seed = j.value("seed", std::uint64_t{0});
+  t.severity = j.value("severity", 1.0);
+  t.noise = j.value("noise", 1.0);
+  const auto& topo = j.at("topology");
+  t.sizes.tp = topo.value("tp", 1);
+  t.sizes.pp = topo.value("pp", 1);
+  t.sizes.dp = topo.value("dp", 1);
+  t.sizes.cp = topo.value("cp", 1);
+  t.sizes.ep = topo.value("ep", 1);
+  t.order = topo.value("order", std::string(failslow::topology::default_order));
+  const failslow::topology layout(t.sizes, t.order);
+  t.world_size = j.value("world_size", layout.world_size());
+  if (t.world_size != layout.world_size())
+    throw failslow::invalid_argument("truth: world_size " + std::to_string(t.world_size) +
+                                     " does not match its topology");
+  t.first_step = j.at("steps").at("first").get<std::int64_t>();
+  t.last_step = j.at("steps").at("last").get<std::int64_t>();
+  t.schedule = j.value("schedule", std::string("1f1b"));
+  t.microbatches = j.value("microbatches", 1);
+  t.layers_per_stage = j.value("layers_per_stage", 1);
+  for (const auto& x : j.at("faults")) {
+    failslow::sim::fault f;
+    f.kind = parse_fault_kind(x.at("kind").get<std::string>());
+    f.ranks = x.at("ranks").get<std::vector<int>>();
+    f.group = x.value("group", std::string());
+    f.first_step = x.at("first_step").get<std::int64_t>();
+    f.last_step = x.at("last_step").get<std::int64_t>();
+    f.factor = x.value("factor", 1.0);
+    f.stall_ms = x.value("stall_ms", 0.0);
+    f.transient = x.value("transient", false);
+    f.kernels = x.value("kernels", std::vector<std::string>());
+    f.phase = x.value("phase", std::string());
+    f.description = x.value("description", std::string());
+    t.faults.push_back(std::move(f));
+  }
+  t.clock_offsets_ns = j.value("clock_offsets_ns", std::vector<std::int64_t>());
+  return t;
+}
+
+inline failslow::sim::report report_from_json(const nlohmann::json& j) {
+  if (j.value("schema", std::string()) != "failslow.report/1")
+    throw failslow::invalid_argument("not a failslow.report/1 document (\"schema\" missing or different)");
+  failslow::sim::report r;
+  r.world_size = j.value("world_size", 0);
+  if (j.contains("steps")) {
+    r.first_step = j.at("steps").value("first", std::int64_t{0});
+    r.last_step = j.at("steps").value("last", std::int64_t{0});
+  }
+  for (const auto& x : j.at("findings")) {
+    failslow::sim::finding f;
+    f.level = x.at("level").get<std::string>();
+    f.kind = x.at("kind").get<std::string>();
+    f.ranks = x.value("ranks", std::vector<int>());
+    f.group = x.value("group", std::string());
+    f.phase = x.value("phase", std::string());
+    f.kernel = x.value("kernel", std::string());
+    f.first_step = x.at("first_step").get<std::int64_t>();
+    f.last_step = x.at("last_step").get<std::int64_t>();
+    f.score = x.value("score", 0.0);
+    f.summary = x.value("summary", std::string());
+    r.findings.push_back(std::move(f));
+  }
+  return r;
+}
+
+/// Reads a JSON file; errors (missing file, bad JSON, wrong shape in `convert`) become
+/// failslow errors naming the file.
+template <class F>
+auto read_json_file(const std::string& path, F convert) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw failslow::invalid_argument("cannot open '" + path + "'");
+  try {
+    const auto j = nlohmann::json::parse(in);
+    return convert(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw failslow::invalid_argument(path + ": " + e.what());
+  } catch (const failslow::error& e) {
+    throw failslow::invalid_argument(path + ": " + e.what());
+  }
+}
+
+inline nlohmann::json counts_to_json(const failslow::sim::score_counts& c) {
+  nlohmann::json j;
+  j["cases"] = c.cases;
+  j["faults"] = c.faults;
+  j["localised"] = c.localised;
+  j["kernel_faults"] = c.kernel_faults;
+  j["kernel_right"] = c.kernel_right;
+  j["steps_right"] = c.steps_right;
+  j["findings"] = c.findings;
+  j["true_positives"] = c.true_positives;
+  j["false_positives"] = c.false_positives;
+  j["neutral"] = c.neutral;
+  j["false_positive_reasons"] = nlohmann::json::object();
+  for (const auto& [k, v] : c.false_positive_reasons) j["false_positive_reasons"][k] = v;
+  j["precision"] = c.precision();
+  j["recall"] = c.recall();
+  j["kernel_accuracy"] = c.kernel_accuracy();
+  j["step_accuracy"] = c.step_accuracy();
+  return j;
+}
+
+}  // namespace failslow_cli

@@ -1,0 +1,337 @@
+// failslow/io/detail/json_scan.hpp -- finds the traceEvents array of a Chrome-trace document
+// and cuts it into chunks of whole events, without parsing the events.
+//
+// The scanner tracks only strings (memchr to the closing quote, backslash runs counted) and
+// bracket depth, so it runs at memory speed; each chunk is then parsed and validated by
+// simdjson with a small, reused parser (its index stays in cache, and memory does not grow
+// with the file). Malformed structure the scanner meets (a file that ends inside a string,
+// object or array; a missing ':' or ','; content after the top-level value of an array
+// document; nesting deeper than max_depth, counting the document's own levels) throws
+// parse_error with the byte offset; everything else is left to simdjson.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace failslow::io::detail {
+
+struct events_layout {
+  bool root_is_array = false;                               ///< the document is a bare array of events
+  bool found = false;                                       ///< a traceEvents array (or a root array) was found
+  std::size_t open = 0;                                     ///< offset of its '['
+  std::size_t close = 0;                                    ///< offset of its ']'
+  std::size_t count = 0;                                    ///< number of events in it
+  std::vector<std::pair<std::size_t, std::size_t>> chunks;  ///< [begin, end) of runs of whole events
+};
+
+class events_scanner {
+ public:
+  events_scanner(const char* data, std::size_t size, std::size_t chunk_bytes, std::size_t max_depth, std::string source)
+      : d_(data),
+        n_(size),
+        chunk_(chunk_bytes == 0 ? 1 : chunk_bytes),
+        max_depth_(max_depth),
+        source_(std::move(source)) {}
+
+  events_layout scan() {
+    events_layout out;
+    std::size_t i = skip_ws(0);
+    if (i >= n_) fail(i, "a JSON object or array at the top level (the document is empty)");
+    if (d_[i] == '[') {
+      out.root_is_array = true;
+      out.found = true;
+      out.open = i;
+      out.close = elements(i, out);
+      i = skip_ws(out.close + 1);
+      if (i != n_) fail(i, "the end of the document after the top-level array");
+      return out;
+    }
+    if (d_[i] != '{') return out;  // simdjson reports what the root is instead
+    ++i;
+    for (;;) {
+      i = skip_ws(i);
+      if (i >= n_) fail(i, "a key or '}' in the top-level object (the file is truncated)");
+      if (d_[i] == '}') return out;
+      if (d_[i] != '"') fail(i, "a quoted key in the top-level object");
+      const std::size_t key_end = skip_string(i);
+      const std::string_view key(d_ + i + 1, key_end - i - 2);
+      i = skip_ws(key_end);
+      if (i >= n_ || d_[i] != ':') fail(i, "':' after a key in the top-level object");
+      i = skip_ws(i + 1);
+      if (i >= n_) fail(i, "a value in the top-level object (the file is truncated)");
+      if (key == "traceEvents" && !out.found && d_[i] == '[') {
+        out.found = true;
+        out.open = i;
+        out.close = elements(i, out);
+        i = out.close + 1;
+      } else {
+        i = skip_value(i);
+      }
+      i = skip_ws(i);
+      if (i >= n_) fail(i, "',' or '}' in the top-level object (the file is truncated)");
+      if (d_[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (d_[i] == '}') return out;
+      fail(i, "',' or '}' in the top-level object");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t at, const std::string& expected) const {
+    if (at > n_) at = n_;
+    source_location loc{source_, 1, 1, at};
+    for (std::size_t k = 0; k < at; ++k) {
+      if (d_[k] == '\n') {
+        ++loc.line;
+        loc.column = 1;
+      } else {
+        ++loc.column;
+      }
+    }
+    throw parse_error(loc, expected);
+  }
+
+  // 1: '"', 2: '{' or '[', 3: '}' or ']', 0: anything else.
+  static int char_class(char c) noexcept {
+    static constexpr struct table {
+      unsigned char v[256];
+      constexpr table() : v() {
+        v[static_cast<unsigned char>('"')] = 1;
+        v[static_cast<unsigned char>('{')] = 2;
+        v[static_cast<unsigned char>('[')] = 2;
+        v[static_cast<unsigned char>('}')] = 3;
+        v[static_cast<unsigned char>(']')] = 3;
+      }
+    } t;
+    return t.v[static_cast<unsigned char>(c)];
+  }
+
+  [[noreturn]] void too_deep(std::size_t at) const {
+    fail(at, "nesting at most " + std::to_string(max_depth_) + " deep");
+  }
+
+  std::size_t skip_ws(std::size_t i) const noexcept {
+    while (i < n_ && (d_[i] == ' ' || d_[i] == '\n' || d_[i] == '\r' || d_[i] == '\t')) ++i;
+    return i;
+  }
+
+  // First j >= i with d_[j] in the set (each byte of `set` a member; SSE2 16 bytes at a time
+  // where available), or n_.
+  template <int N>
+  std::size_t find_any(std::size_t i, const char (&set)[N]) const noexcept {
+#if defined(__SSE2__)
+    __m128i needles[N - 1];
+    for (int k = 0; k < N - 1; ++k) needles[k] = _mm_set1_epi8(set[k]);
+    while (i + 16 <= n_) {
+      const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d_ + i));
+      __m128i hit = _mm_cmpeq_epi8(block, needles[0]);
+      for (int k = 1; k < N - 1; ++k) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(block, needles[k]));
+      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+      i += 16;
+    }
+#endif
+    for (; i < n_; ++i)
+      for (int k = 0; k < N - 1; ++k)
+        if (d_[i] == set[k]) return i;
+    return n_;
+  }
+
+  // i at the opening quote; returns one past the closing quote.
+  std::size_t skip_string(std::size_t i) const {
+    std::size_t j = i + 1;
+    for (;;) {
+      j = find_any(j, "\"\\");
+      if (j >= n_) fail(n_, "a closing '\"' (the file ends inside a string)");
+      if (d_[j] == '"') return j + 1;
+      j += 2;  // an escape: skip the escaped character
+    }
+  }
+
+  // Returns one past the end of the value starting at i.
+  std::size_t skip_value(std::size_t i) const {
+    const char c = d_[i];
+    if (c == '"') return skip_string(i);
+    if (c != '{' && c != '[') {
+      while (i < n_ && d_[i] != ',' && d_[i] != '}' && d_[i] != ']' && d_[i] != ' ' && d_[i] != '\n' && d_[i] != '\r' &&
+             d_[i] != '\t')
+        ++i;
+      return i;
+    }
+    std::size_t depth = 0;
+    while (i < n_) {
+      switch (char_class(d_[i])) {
+        case 0:
+          i = find_any(i + 1, "\"{}[]");
+          continue;
+        case 1:
+          i = skip_string(i);
+          continue;
+        case 2:
+          if (++depth + 1 > max_depth_) too_deep(i);
+          break;
+        default:
+          if (--depth == 0) return i + 1;
+          break;
+      }
+      ++i;
+    }
+    fail(n_, "a closing '}' or ']' (the file ends inside an object or array: truncated?)");
+  }
+
+  // Bit masks of one 64-byte block (bit k = byte k).
+  struct block_masks {
+    std::uint64_t quote = 0, backslash = 0, open = 0, close = 0, comma = 0;
+  };
+
+  static block_masks classify_block(const char* p) noexcept {
+    block_masks m;
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}'),
+                  os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']'), cm = _mm_set1_epi8(',');
+    for (int k = 0; k < 4; ++k) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+      auto bits = [&](__m128i x) {
+        return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(x)) & 0xFFFFu) << (16 * k);
+      };
+      m.quote |= bits(_mm_cmpeq_epi8(b, q));
+      m.backslash |= bits(_mm_cmpeq_epi8(b, bs));
+      m.open |= bits(_mm_or_si128(_mm_cmpeq_epi8(b, ob), _mm_cmpeq_epi8(b, os)));
+      m.close |= bits(_mm_or_si128(_mm_cmpeq_epi8(b, cb), _mm_cmpeq_epi8(b, cs)));
+      m.comma |= bits(_mm_cmpeq_epi8(b, cm));
+    }
+#else
+    for (int k = 0; k < 64; ++k) {
+      const std::uint64_t bit = std::uint64_t{1} << k;
+      switch (p[k]) {
+        case '"':
+          m.quote |= bit;
+          break;
+        case '\\':
+          m.backslash |= bit;
+          break;
+        case '{':
+        case '[':
+          m.open |= bit;
+          break;
+        case '}':
+        case ']':
+          m.close |= bit;
+          break;
+        case ',':
+          m.comma |= bit;
+          break;
+        default:
+          break;
+      }
+    }
+#endif
+    return m;
+  }
+
+  // Inclusive prefix XOR: bit k = xor of bits 0..k (1 inside a string, from its opening quote).
+  static std::uint64_t prefix_xor(std::uint64_t x) noexcept {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+  }
+
+  // Elements of the array opened at `open`; returns the offset of its ']'. 64 bytes at a time:
+  // quotes not escaped by an odd run of backslashes open and close strings (prefix XOR), and
+  // brackets and commas outside strings move the depth; chunks are cut at commas at depth 1.
+  std::size_t elements(std::size_t open, events_layout& out) const {
+    std::size_t chunk_begin = open + 1;
+    std::size_t last_cut = open;  // the '[' or the comma the current chunk starts after
+    std::size_t depth = 1;
+    bool in_string = false, escaped_next = false;
+    std::size_t commas = 0;
+    char tail[64];
+    for (std::size_t base = open + 1; base < n_; base += 64) {
+      const char* p = d_ + base;
+      const std::size_t len = n_ - base < 64 ? n_ - base : 64;
+      if (len < 64) {
+        std::memset(tail, ' ', sizeof tail);
+        std::memcpy(tail, p, len);
+        p = tail;
+      }
+      block_masks m = classify_block(p);
+      // Escaped characters: rare in traces, so resolved byte by byte where a backslash occurs.
+      std::uint64_t escaped = 0;
+      if (m.backslash != 0 || escaped_next) {
+        for (std::size_t k = 0; k < 64; ++k) {
+          if (escaped_next) {
+            escaped |= std::uint64_t{1} << k;
+            escaped_next = false;
+          } else if (p[k] == '\\') {
+            escaped_next = true;
+          }
+        }
+      }
+      const std::uint64_t quotes = m.quote & ~escaped;
+      std::uint64_t inside = prefix_xor(quotes);
+      if (in_string) inside = ~inside;
+      in_string = (inside >> 63) != 0;
+      std::uint64_t structural = (m.open | m.close | m.comma) & ~inside;
+      while (structural != 0) {
+        const int k = __builtin_ctzll(structural);
+        structural &= structural - 1;
+        const std::uint64_t bit = std::uint64_t{1} << k;
+        const std::size_t pos = base + static_cast<std::size_t>(k);
+        if (m.open & bit) {
+          if (++depth > max_depth_) too_deep(pos);
+        } else if (m.close & bit) {
+          if (--depth == 0) {
+            if (d_[pos] != ']') fail(pos, "']' closing traceEvents");
+            finish_elements(chunk_begin, last_cut, pos, commas, out);
+            return pos;
+          }
+        } else if (depth == 1) {  // a comma between two events
+          ++commas;
+          if (pos - chunk_begin >= chunk_) {
+            out.chunks.emplace_back(chunk_begin, pos);
+            chunk_begin = pos + 1;
+          }
+          last_cut = pos;
+        }
+      }
+    }
+    if (in_string) fail(n_, "a closing '\"' (the file ends inside a string)");
+    fail(n_, "']' closing traceEvents (the file ends inside traceEvents: truncated?)");
+  }
+
+  void finish_elements(std::size_t chunk_begin, std::size_t last_cut, std::size_t close, std::size_t commas,
+                       events_layout& out) const {
+    const std::size_t first = skip_ws(chunk_begin);
+    if (first < close) {
+      out.chunks.emplace_back(chunk_begin, close);
+      out.count = commas + 1;
+    } else if (last_cut != close && d_[last_cut] == ',') {
+      fail(first, "a trace event after ',' (no trailing commas in JSON)");
+    }
+  }
+
+  const char* d_;
+  std::size_t n_;
+  std::size_t chunk_;
+  std::size_t max_depth_;
+  std::string source_;
+};
+
+}  // namespace failslow::io::detail

@@ -1,0 +1,95 @@
+// failslow/sim/job.hpp -- the simulated training job: parallel layout, model and schedule.
+//
+// Synopsis
+//   struct job_config: what the simulator runs.
+//     sizes, order       tp x cp x ep x dp x pp ranks in a Megatron order string
+//                        (core/topology.hpp; default "tp-cp-ep-dp-pp", tp fastest)
+//     steps, first_step  S profiled steps numbered ProfilerStep#first_step ...
+//     microbatches       m micro-batches per step and pipeline
+//     layers_per_stage   transformer layers per pipeline stage
+//     schedule           one_f_one_b (Megatron's 1F1B, PipeDream-flush) or gpipe (all forwards,
+//                        then all backwards); the pipeline bubble (p-1)/(m+p-1) of either
+//                        arises from the send/receive dependencies, it is not drawn in
+//     gpus_per_node      ranks r and r' share a host clock iff r / g == r' / g; device = r % g
+//     seq_length, hidden message sizes written to NCCL args ("In msg nelems")
+//     dp_buckets         gradient buckets: DP reduce-scatters before and all-gathers after
+//                        the optimizer
+//     seed, noise        noise scales every jitter (kernel lognormal sigma, bimodal excess,
+//                        host overheads, rank heterogeneity); noise = 0 gives exact base times
+//     max_clock_offset_us  per-node clock offsets are uniform in +-this
+//   validate(cfg) checks everything and returns the topology.
+//   Model per micro-batch and stage: first stage adds the embedding (and its TP all-reduce),
+//   every layer runs LN, QKV GEMM, rotary, flash attention, projection GEMM, TP all-reduce,
+//   residual add, LN, FC1 GEMM, GELU, FC2 GEMM, TP all-reduce, residual add (cp > 1: a KV
+//   all-gather in the cp group; ep > 1: the MLP is a grouped expert GEMM between two
+//   all-to-alls in the ep group); the last stage adds the LM head and the vocab-parallel
+//   loss; backward mirrors it with about twice the compute. After the last backward: DP
+//   reduce-scatter of gradient buckets, gradient norm and Adam kernels, DP all-gather.
+//   Gradient synchronisation runs in the dp group alone (cp and ep ranks are not folded
+//   into it): the groups "dp:k" of core/topology.hpp are exactly the gradient groups.
+// Complexity: validate is O(1).
+// Errors: validate throws failslow::invalid_argument for sizes < 1, steps < 1,
+//   microbatches < 1, layers_per_stage < 1, gpus_per_node < 1, first_step < 0, noise < 0
+//   or not finite, max_clock_offset_us < 0, and the topology's own errors (bad order).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "failslow/core/error.hpp"
+#include "failslow/core/topology.hpp"
+
+namespace failslow::sim {
+
+enum class pipeline_schedule : std::uint8_t { one_f_one_b = 0, gpipe = 1 };
+
+constexpr std::string_view to_string(pipeline_schedule s) noexcept {
+  return s == pipeline_schedule::gpipe ? "gpipe" : "1f1b";
+}
+
+/// Parses "1f1b" or "gpipe"; throws invalid_argument otherwise.
+inline pipeline_schedule parse_pipeline_schedule(std::string_view s) {
+  if (s == "1f1b") return pipeline_schedule::one_f_one_b;
+  if (s == "gpipe") return pipeline_schedule::gpipe;
+  throw invalid_argument("unknown pipeline schedule '" + std::string(s) + "' (expected 1f1b or gpipe)");
+}
+
+struct job_config {
+  parallel_sizes sizes{2, 1, 1, 8, 4};  ///< tp, cp, ep, dp, pp: 64 ranks
+  std::string order = std::string(topology::default_order);
+  int steps = 30;
+  std::int64_t first_step = 100;
+  int microbatches = 4;
+  int layers_per_stage = 2;
+  pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
+  int gpus_per_node = 8;
+  std::int64_t seq_length = 4096;
+  std::int64_t hidden = 4096;
+  int dp_buckets = 2;
+  std::uint64_t seed = 1;
+  double noise = 1.0;
+  double max_clock_offset_us = 800.0;
+};
+
+/// Checks cfg and returns its topology (see the file synopsis for the errors).
+inline topology validate(const job_config& cfg) {
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw invalid_argument("simulate: " + what);
+  };
+  need(cfg.steps >= 1, "steps = " + std::to_string(cfg.steps) + ", need >= 1");
+  need(cfg.first_step >= 0, "first_step = " + std::to_string(cfg.first_step) + ", need >= 0");
+  need(cfg.microbatches >= 1, "microbatches = " + std::to_string(cfg.microbatches) + ", need >= 1");
+  need(cfg.layers_per_stage >= 1, "layers_per_stage = " + std::to_string(cfg.layers_per_stage) + ", need >= 1");
+  need(cfg.gpus_per_node >= 1, "gpus_per_node = " + std::to_string(cfg.gpus_per_node) + ", need >= 1");
+  need(cfg.seq_length >= 1 && cfg.hidden >= 1, "seq_length and hidden must be >= 1");
+  need(cfg.dp_buckets >= 1, "dp_buckets = " + std::to_string(cfg.dp_buckets) + ", need >= 1");
+  need(std::isfinite(cfg.noise) && cfg.noise >= 0, "noise must be finite and >= 0");
+  need(std::isfinite(cfg.max_clock_offset_us) && cfg.max_clock_offset_us >= 0,
+       "max_clock_offset_us must be finite and >= 0");
+  need(cfg.max_clock_offset_us <= 1e9, "max_clock_offset_us must be <= 1e9");
+  return topology(cfg.sizes, cfg.order);
+}
+
+}  // namespace failslow::sim

@@ -1,0 +1,387 @@
+// failslow/sim/scenario.hpp -- fail-slow scenarios and the faults they inject.
+//
+// Synopsis
+//   scenario names a situation; plan_faults(scenario, cfg, options) places its faults in a job
+//   (which rank, group or stage, from which step), deterministically from cfg.seed
+//   (std::mt19937_64 + rejection sampling, see detail/random.hpp). Each fault is both what
+//   the timing model applies and the ground truth written to truth.json.
+//
+//   scenario            fault(s)                                   base effect f
+//   healthy             none
+//   compute-straggler   one rank: every compute kernel x f         1.5
+//   masked-straggler    one rank outside the last pipeline stage   1.1
+//                       (the slowest stage carries the LM head, so the others have slack
+//                       and the extra time hides in pipeline/communication waits)
+//   dp-link             one dp group: DP reduce-scatter and        4.0 (transfer time)
+//                       all-gather transfers x f (the wait they cause is not scaled)
+//   tp-link             one tp group: TP all-reduce transfers x f  3.0
+//   slow-stage          every rank of one pipeline stage x f       1.3
+//   jit-stall           one rank, one step: a host stall of 450 ms (cpu_op
+//                       "CompiledFunction"), then three new Triton kernels
+//   thermal-drift       one rank: compute x (1 + (f-1) k/K) in the k-th of K faulty steps  1.6
+//   memory-bound        one rank: memory-bound kernels (norms, elementwise, softmax,
+//                       embedding, optimizer) x f, GEMMs and attention unchanged           2.0
+//   host-launch-delay   one rank: host overhead per launch x f (GPU idles between kernels,
+//                       kernel durations unchanged)                                       40
+//   gc-pauses           every 4th step from the onset, a 180 ms host pause (cpu_op
+//                       "gc.collect") on a different rank: transient faults, no straggler
+//   two-faults          compute-straggler on one rank + dp-link on a dp group without it
+//   Severity: effective factor 1 + (f - 1) * severity, stalls 450 ms * severity (severity 0
+//   keeps the faults in the truth with no effect). The onset is a step index in [0, steps):
+//   faults act from ProfilerStep#(first_step + onset) to the last step (default steps / 3).
+//   fault::kernels lists the names of the kernels a fault changes; the simulator fills it for
+//   compute faults with exactly the kernels it modified.
+// Complexity: O(world) for placement.
+// Errors: invalid_argument for an unknown scenario name, severity < 0 or not finite, onset
+//   outside [0, steps), a fault rank outside the world, a scenario the layout cannot host
+//   (dp-link needs dp > 1, tp-link tp > 1, slow-stage pp > 1, two-faults dp > 1 with two dp
+//   groups or tp > 1).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/core/topology.hpp"
+#include "failslow/sim/detail/random.hpp"
+#include "failslow/sim/job.hpp"
+#include "failslow/sim/kernels.hpp"
+
+namespace failslow::sim {
+
+enum class scenario : std::uint8_t {
+  healthy,
+  compute_straggler,
+  masked_straggler,
+  dp_link,
+  tp_link,
+  slow_stage,
+  jit_stall,
+  thermal_drift,
+  memory_bound,
+  host_launch_delay,
+  gc_pauses,
+  two_faults,
+};
+
+inline constexpr std::array<scenario, 12> all_scenarios = {
+    scenario::healthy,      scenario::compute_straggler, scenario::masked_straggler, scenario::dp_link,
+    scenario::tp_link,      scenario::slow_stage,        scenario::jit_stall,        scenario::thermal_drift,
+    scenario::memory_bound, scenario::host_launch_delay, scenario::gc_pauses,        scenario::two_faults};
+
+constexpr std::string_view to_string(scenario s) noexcept {
+  switch (s) {
+    case scenario::healthy:
+      return "healthy";
+    case scenario::compute_straggler:
+      return "compute-straggler";
+    case scenario::masked_straggler:
+      return "masked-straggler";
+    case scenario::dp_link:
+      return "dp-link";
+    case scenario::tp_link:
+      return "tp-link";
+    case scenario::slow_stage:
+      return "slow-stage";
+    case scenario::jit_stall:
+      return "jit-stall";
+    case scenario::thermal_drift:
+      return "thermal-drift";
+    case scenario::memory_bound:
+      return "memory-bound";
+    case scenario::host_launch_delay:
+      return "host-launch-delay";
+    case scenario::gc_pauses:
+      return "gc-pauses";
+    case scenario::two_faults:
+      return "two-faults";
+  }
+  return "healthy";
+}
+
+/// Parses a scenario name (as printed by to_string); throws invalid_argument otherwise.
+inline scenario parse_scenario(std::string_view s) {
+  for (scenario x : all_scenarios)
+    if (to_string(x) == s) return x;
+  std::string list;
+  for (scenario x : all_scenarios) list += (list.empty() ? "" : ", ") + std::string(to_string(x));
+  throw invalid_argument("unknown scenario '" + std::string(s) + "' (expected one of " + list + ")");
+}
+
+/// What a fault does.
+enum class fault_kind : std::uint8_t {
+  compute_straggler,  ///< compute kernels of its ranks x factor
+  masked_straggler,   ///< same, small, on a rank with slack
+  degraded_link,      ///< collective transfers of its group x factor
+  slow_stage,         ///< compute kernels of a whole stage x factor
+  jit_stall,          ///< host stall + new kernels, one step
+  thermal_drift,      ///< compute x a factor growing linearly to `factor`
+  memory_bound,       ///< memory-bound kernels x factor
+  host_launch_delay,  ///< host overhead per launch x factor
+  gc_pause,           ///< host pause, one step (transient)
+};
+
+constexpr std::string_view to_string(fault_kind k) noexcept {
+  switch (k) {
+    case fault_kind::compute_straggler:
+      return "compute_straggler";
+    case fault_kind::masked_straggler:
+      return "masked_straggler";
+    case fault_kind::degraded_link:
+      return "degraded_link";
+    case fault_kind::slow_stage:
+      return "slow_stage";
+    case fault_kind::jit_stall:
+      return "jit_stall";
+    case fault_kind::thermal_drift:
+      return "thermal_drift";
+    case fault_kind::memory_bound:
+      return "memory_bound";
+    case fault_kind::host_launch_delay:
+      return "host_launch_delay";
+    case fault_kind::gc_pause:
+      return "gc_pause";
+  }
+  return "compute_straggler";
+}
+
+/// One injected fault: what the model applies and what the truth states.
+struct fault {
+  fault_kind kind = fault_kind::compute_straggler;
+  std::vector<int> ranks;                    ///< affected ranks, ascending
+  std::string group;                         ///< "dp:3", "tp:5", "stage:2"; empty for single-rank faults
+  parallel_dim link_dim = parallel_dim::dp;  ///< degraded_link: the dimension of the group
+  int link_group = -1;                       ///< degraded_link: the group's index along link_dim
+  std::int64_t first_step = 0;               ///< ProfilerStep number, inclusive
+  std::int64_t last_step = 0;                ///< inclusive
+  double factor = 1;                         ///< effective slowdown (after severity); 1 for stalls
+  double stall_ms = 0;                       ///< effective host stall (jit_stall, gc_pause)
+  bool transient = false;                    ///< one-off noise (gc_pause): not a persistent straggler
+  std::vector<std::string> kernels;          ///< names of the kernels it changes (empty: none named)
+  std::string phase;                         ///< the phase it concerns, when one ("" otherwise)
+  std::string description;                   ///< one sentence
+};
+
+struct scenario_options {
+  double severity = 1.0;  ///< scales each fault's excess effect (see the synopsis)
+  int onset = -1;         ///< step index of the onset; -1 = steps / 3
+  int fault_rank = -1;    ///< rank of single-rank faults; -1 = drawn from the seed
+  int gc_period = 4;      ///< gc-pauses: steps between two pauses (>= 1)
+};
+
+/// Base effect sizes before severity scaling.
+struct fault_effects {
+  static constexpr double compute_straggler = 1.5;
+  static constexpr double masked_straggler = 1.1;
+  static constexpr double dp_link = 4.0;
+  static constexpr double tp_link = 3.0;
+  static constexpr double slow_stage = 1.3;
+  static constexpr double jit_stall_ms = 450.0;
+  static constexpr double thermal_drift = 1.6;
+  static constexpr double memory_bound = 2.0;
+  static constexpr double host_launch_delay = 40.0;
+  static constexpr double gc_pause_ms = 180.0;
+};
+
+namespace detail {
+
+inline std::string join_ranks(const std::vector<int>& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + std::to_string(r[i]);
+  return s;
+}
+
+inline std::string fmt_factor(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", f);
+  return buf;
+}
+
+}  // namespace detail
+
+/// Places the faults of `s` in the job `cfg` (see the file synopsis).
+inline std::vector<fault> plan_faults(scenario s, const job_config& cfg, const scenario_options& opt = {}) {
+  const topology topo = validate(cfg);
+  if (!std::isfinite(opt.severity) || opt.severity < 0)
+    throw invalid_argument("simulate: severity must be finite and >= 0");
+  const int onset = opt.onset < 0 ? cfg.steps / 3 : opt.onset;
+  if (onset >= cfg.steps)
+    throw invalid_argument("simulate: onset " + std::to_string(onset) + " outside [0, " + std::to_string(cfg.steps) +
+                           ") (a step index, 0 = ProfilerStep#" + std::to_string(cfg.first_step) + ")");
+  if (opt.fault_rank >= topo.world_size())
+    throw invalid_argument("simulate: fault rank " + std::to_string(opt.fault_rank) + " outside [0, " +
+                           std::to_string(topo.world_size()) + ")");
+  if (opt.gc_period < 1) throw invalid_argument("simulate: gc_period must be >= 1");
+  const std::int64_t first = cfg.first_step + onset;
+  const std::int64_t last = cfg.first_step + cfg.steps - 1;
+  const double sev = opt.severity;
+  auto eff = [sev](double f) { return 1.0 + (f - 1.0) * sev; };
+  std::mt19937_64 gen(detail::key(cfg.seed, 0x5CE4A210ull));
+  const int world = topo.world_size();
+  auto draw_rank = [&](const std::vector<int>& candidates) {
+    if (opt.fault_rank >= 0) return opt.fault_rank;
+    return candidates[detail::uniform_index(gen, candidates.size())];
+  };
+  std::vector<int> everyone(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) everyone[static_cast<std::size_t>(r)] = r;
+
+  auto rank_fault = [&](fault_kind k, int rank, double factor, const char* what) {
+    fault f;
+    f.kind = k;
+    f.ranks = {rank};
+    f.first_step = first;
+    f.last_step = last;
+    f.factor = factor;
+    f.description = std::string(what) + " on rank " + std::to_string(rank) + " from step " + std::to_string(first);
+    return f;
+  };
+  auto link_fault = [&](parallel_dim d, int index) {
+    fault f;
+    f.kind = fault_kind::degraded_link;
+    f.ranks = topo.group_members(d, index);
+    f.link_dim = d;
+    f.link_group = index;
+    f.group = std::string(to_string(d)) + ":" + std::to_string(index);
+    f.first_step = first;
+    f.last_step = last;
+    f.factor = eff(d == parallel_dim::dp ? fault_effects::dp_link : fault_effects::tp_link);
+    if (d == parallel_dim::dp) {
+      f.kernels = {std::string(spec_of(kernel_role::nccl_reduce_scatter).name),
+                   std::string(spec_of(kernel_role::nccl_all_gather).name)};
+    } else {
+      f.kernels = {std::string(spec_of(kernel_role::nccl_allreduce).name)};
+    }
+    f.description = "link of " + f.group + " (ranks " + detail::join_ranks(f.ranks) + ") degraded: transfers x" +
+                    detail::fmt_factor(f.factor) + " from step " + std::to_string(first);
+    return f;
+  };
+  auto need = [&](bool ok, const char* why) {
+    if (!ok) throw invalid_argument(std::string("simulate: scenario ") + std::string(to_string(s)) + " needs " + why);
+  };
+
+  std::vector<fault> out;
+  switch (s) {
+    case scenario::healthy:
+      break;
+    case scenario::compute_straggler:
+      out.push_back(rank_fault(fault_kind::compute_straggler, draw_rank(everyone),
+                               eff(fault_effects::compute_straggler), "compute straggler"));
+      out.back().description += ": compute kernels x" + detail::fmt_factor(out.back().factor);
+      break;
+    case scenario::masked_straggler: {
+      std::vector<int> slack;
+      const int pp = topo.size(parallel_dim::pp);
+      for (int r = 0; r < world; ++r)
+        if (pp == 1 || topo.coordinate(r, parallel_dim::pp) != pp - 1) slack.push_back(r);
+      out.push_back(rank_fault(fault_kind::masked_straggler, draw_rank(slack), eff(fault_effects::masked_straggler),
+                               "masked straggler"));
+      out.back().description +=
+          ": compute kernels x" + detail::fmt_factor(out.back().factor) + ", hidden in pipeline and collective waits";
+      break;
+    }
+    case scenario::dp_link:
+      need(topo.size(parallel_dim::dp) > 1, "dp > 1");
+      out.push_back(
+          link_fault(parallel_dim::dp, static_cast<int>(detail::uniform_index(
+                                           gen, static_cast<std::uint64_t>(topo.group_count(parallel_dim::dp))))));
+      out.back().phase = "dp-reduce-scatter";
+      break;
+    case scenario::tp_link:
+      need(topo.size(parallel_dim::tp) > 1, "tp > 1");
+      out.push_back(
+          link_fault(parallel_dim::tp, static_cast<int>(detail::uniform_index(
+                                           gen, static_cast<std::uint64_t>(topo.group_count(parallel_dim::tp))))));
+      break;
+    case scenario::slow_stage: {
+      need(topo.size(parallel_dim::pp) > 1, "pp > 1");
+      const int st =
+          opt.fault_rank >= 0
+              ? topo.coordinate(opt.fault_rank, parallel_dim::pp)
+              : static_cast<int>(detail::uniform_index(gen, static_cast<std::uint64_t>(topo.size(parallel_dim::pp))));
+      fault f;
+      f.kind = fault_kind::slow_stage;
+      f.ranks = topo.stage(st);
+      f.group = "stage:" + std::to_string(st);
+      f.first_step = first;
+      f.last_step = last;
+      f.factor = eff(fault_effects::slow_stage);
+      f.description = "pipeline stage " + std::to_string(st) + " slow: compute kernels x" +
+                      detail::fmt_factor(f.factor) + " from step " + std::to_string(first);
+      out.push_back(f);
+      break;
+    }
+    case scenario::jit_stall: {
+      fault f = rank_fault(fault_kind::jit_stall, draw_rank(everyone), 1.0, "JIT-compile stall");
+      f.last_step = f.first_step;
+      f.stall_ms = fault_effects::jit_stall_ms * sev;
+      f.kernels = {std::string(spec_of(kernel_role::triton_fused_0).name),
+                   std::string(spec_of(kernel_role::triton_fused_1).name),
+                   std::string(spec_of(kernel_role::triton_fused_2).name)};
+      f.description += ": " + detail::fmt_factor(f.stall_ms) + " ms host stall, then 3 new Triton kernels";
+      out.push_back(f);
+      break;
+    }
+    case scenario::thermal_drift:
+      out.push_back(rank_fault(fault_kind::thermal_drift, draw_rank(everyone), eff(fault_effects::thermal_drift),
+                               "thermal drift"));
+      out.back().description += ": compute slows linearly to x" + detail::fmt_factor(out.back().factor);
+      break;
+    case scenario::memory_bound:
+      out.push_back(rank_fault(fault_kind::memory_bound, draw_rank(everyone), eff(fault_effects::memory_bound),
+                               "memory-bound slowdown"));
+      out.back().description +=
+          ": memory-bound kernels x" + detail::fmt_factor(out.back().factor) + ", GEMMs and attention unchanged";
+      break;
+    case scenario::host_launch_delay:
+      out.push_back(rank_fault(fault_kind::host_launch_delay, draw_rank(everyone),
+                               eff(fault_effects::host_launch_delay), "host launch delay"));
+      out.back().description +=
+          ": host overhead per launch x" + detail::fmt_factor(out.back().factor) + ", the GPU idles between kernels";
+      break;
+    case scenario::gc_pauses: {
+      int rank = draw_rank(everyone);
+      for (std::int64_t st = first; st <= last; st += opt.gc_period) {
+        fault f = rank_fault(fault_kind::gc_pause, rank, 1.0, "GC pause");
+        f.first_step = f.last_step = st;
+        f.stall_ms = fault_effects::gc_pause_ms * sev;
+        f.transient = true;
+        f.description = detail::fmt_factor(f.stall_ms) + " ms GC pause on rank " + std::to_string(rank) + " in step " +
+                        std::to_string(st);
+        out.push_back(f);
+        // The next pause lands on another rank.
+        if (world > 1) {
+          const int step_by = 1 + static_cast<int>(detail::uniform_index(gen, static_cast<std::uint64_t>(world - 1)));
+          rank = (rank + step_by) % world;
+        }
+      }
+      break;
+    }
+    case scenario::two_faults: {
+      const int dp_groups = topo.group_count(parallel_dim::dp);
+      need((topo.size(parallel_dim::dp) > 1 && dp_groups > 1) || topo.size(parallel_dim::tp) > 1,
+           "dp > 1 with at least two dp groups, or tp > 1");
+      const int r = draw_rank(everyone);
+      out.push_back(
+          rank_fault(fault_kind::compute_straggler, r, eff(fault_effects::compute_straggler), "compute straggler"));
+      out.back().description += ": compute kernels x" + detail::fmt_factor(out.back().factor);
+      const parallel_dim d = topo.size(parallel_dim::dp) > 1 && dp_groups > 1 ? parallel_dim::dp : parallel_dim::tp;
+      const int own = topo.group_index(r, d);
+      const int n = topo.group_count(d);
+      int g = own;
+      if (n > 1) g = (own + 1 + static_cast<int>(detail::uniform_index(gen, static_cast<std::uint64_t>(n - 1)))) % n;
+      out.push_back(link_fault(d, g));
+      if (d == parallel_dim::dp) out.back().phase = "dp-reduce-scatter";
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace failslow::sim

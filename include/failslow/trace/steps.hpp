@@ -1,0 +1,172 @@
+// failslow/trace/steps.hpp -- training steps on the GPU: which GPU work each ProfilerStep#N
+// launched, although the GPU runs behind the CPU.
+//
+// Synopsis
+//   step_map map_steps(trace, names)
+//   A step is a host annotation named "ProfilerStep#N" (profiler_step_number parses N); its
+//   CPU range is the annotation's [start, end). The GPU work of step N is every GPU activity
+//   (kernel, collective, memcpy, memset) whose correlation id is that of a runtime call
+//   (cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel, ...) made inside the CPU range:
+//       step(gpu event) = step(launch with the same correlation id)
+//       step(launch)    = the step whose CPU range contains the launch's start
+//   so a kernel that runs after the CPU already entered step N+1 still belongs to step N.
+//   gpu_start/gpu_end of a step are the first start and last end of its GPU work. Host
+//   events (cpu_op, runtime, annotations) belong to the step whose range contains their start.
+//   When the trace states steps per event (trace_data::event_steps, the CSV/TSV table), those
+//   are used instead, and a step's CPU range is the span of its host events (or of its GPU
+//   events when it has no host events).
+//   step_of_event[i] is the index into steps of event i's step, or -1.
+//   Counts: device events with no correlation or no matching launch (unattributed),
+//   launches outside every step (launches_outside_steps), overlapping ProfilerStep ranges
+//   (overlapping_steps: the later one starts inside the earlier; launches go to the later).
+// Complexity: O(n log s) for n events and s steps; O(n) extra memory.
+// Errors: none; a trace without ProfilerStep annotations gives no steps.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "failslow/core/event.hpp"
+#include "failslow/core/name_table.hpp"
+#include "failslow/io/trace_data.hpp"
+
+namespace failslow::trace {
+
+struct gpu_step {
+  std::int64_t number = 0;  ///< N of ProfilerStep#N
+  std::int64_t cpu_start_ns = 0, cpu_end_ns = 0;
+  std::int64_t gpu_start_ns = -1, gpu_end_ns = -1;  ///< -1 when the step launched no GPU work
+  std::uint64_t device_events = 0;                  ///< GPU activities of the step
+  std::uint64_t launches = 0;                       ///< runtime calls inside the CPU range
+  std::int64_t gpu_busy_ns = 0;                     ///< sum of the durations of its GPU activities
+};
+
+struct step_map {
+  std::vector<gpu_step> steps;              ///< by CPU start
+  std::vector<std::int32_t> step_of_event;  ///< per event: index into steps, or -1
+  std::uint64_t unattributed = 0;           ///< GPU activities without a launch in a step
+  std::uint64_t launches_outside_steps = 0;
+  std::uint64_t overlapping_steps = 0;
+};
+
+/// N when `name` is "ProfilerStep#N" (N a non-negative integer).
+inline std::optional<std::int64_t> profiler_step_number(std::string_view name) noexcept {
+  constexpr std::string_view prefix = "ProfilerStep#";
+  if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size() || name.size() > prefix.size() + 18)
+    return std::nullopt;
+  std::int64_t n = 0;
+  for (std::size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+inline step_map map_steps(const io::trace_data& trace, const name_table& names) {
+  step_map out;
+  const auto& ev = trace.events;
+  out.step_of_event.assign(ev.size(), -1);
+  auto add_gpu = [&](gpu_step& s, const event& e) {
+    if (s.gpu_start_ns < 0 || e.start_ns < s.gpu_start_ns) s.gpu_start_ns = e.start_ns;
+    if (e.end_ns > s.gpu_end_ns) s.gpu_end_ns = e.end_ns;
+    ++s.device_events;
+    s.gpu_busy_ns += e.duration_ns();
+  };
+
+  if (!trace.event_steps.empty() && trace.event_steps.size() == ev.size()) {
+    std::vector<std::int64_t> numbers;
+    for (auto n : trace.event_steps)
+      if (n >= 0) numbers.push_back(n);
+    std::sort(numbers.begin(), numbers.end());
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    out.steps.resize(numbers.size());
+    std::vector<bool> has_host(numbers.size(), false);
+    for (std::size_t k = 0; k < numbers.size(); ++k) {
+      out.steps[k].number = numbers[k];
+      out.steps[k].cpu_start_ns = -1;
+    }
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (trace.event_steps[i] < 0) {
+        if (is_device_activity(ev[i].kind)) ++out.unattributed;
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(std::lower_bound(numbers.begin(), numbers.end(), trace.event_steps[i]) -
+                                              numbers.begin());
+      out.step_of_event[i] = static_cast<std::int32_t>(k);
+      auto& s = out.steps[k];
+      if (is_device_activity(ev[i].kind)) {
+        add_gpu(s, ev[i]);
+      } else {
+        if (ev[i].kind == event_kind::runtime) ++s.launches;
+        if (!has_host[k] || ev[i].start_ns < s.cpu_start_ns) s.cpu_start_ns = ev[i].start_ns;
+        if (!has_host[k] || ev[i].end_ns > s.cpu_end_ns) s.cpu_end_ns = ev[i].end_ns;
+        has_host[k] = true;
+      }
+    }
+    for (std::size_t k = 0; k < out.steps.size(); ++k)
+      if (!has_host[k]) {
+        out.steps[k].cpu_start_ns = out.steps[k].gpu_start_ns;
+        out.steps[k].cpu_end_ns = out.steps[k].gpu_end_ns;
+      }
+    return out;
+  }
+
+  // Steps from ProfilerStep#N host annotations; names are checked once per distinct id.
+  std::unordered_map<name_id, std::optional<std::int64_t>> number_of;
+  for (const auto& e : ev) {
+    if (e.kind != event_kind::annotation || e.device >= 0) continue;
+    auto it = number_of.find(e.name);
+    if (it == number_of.end()) it = number_of.emplace(e.name, profiler_step_number(names.name(e.name))).first;
+    if (!it->second) continue;
+    gpu_step s;
+    s.number = *it->second;
+    s.cpu_start_ns = e.start_ns;
+    s.cpu_end_ns = e.end_ns;
+    out.steps.push_back(s);
+  }
+  std::sort(out.steps.begin(), out.steps.end(),
+            [](const gpu_step& a, const gpu_step& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+  for (std::size_t k = 1; k < out.steps.size(); ++k)
+    if (out.steps[k].cpu_start_ns < out.steps[k - 1].cpu_end_ns) ++out.overlapping_steps;
+  // The step containing time t: the last step starting at or before t, if t is before its end.
+  auto step_at = [&](std::int64_t t) -> std::int32_t {
+    auto it = std::upper_bound(out.steps.begin(), out.steps.end(), t,
+                               [](std::int64_t x, const gpu_step& s) { return x < s.cpu_start_ns; });
+    if (it == out.steps.begin()) return -1;
+    --it;
+    if (t >= it->cpu_end_ns) return -1;
+    return static_cast<std::int32_t>(it - out.steps.begin());
+  };
+  std::unordered_map<std::uint32_t, std::int32_t> step_of_launch;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    const auto& e = ev[i];
+    if (is_device_activity(e.kind)) continue;
+    const std::int32_t k = step_at(e.start_ns);
+    out.step_of_event[i] = k;
+    if (e.kind != event_kind::runtime) continue;
+    if (k < 0) {
+      ++out.launches_outside_steps;
+      continue;
+    }
+    ++out.steps[static_cast<std::size_t>(k)].launches;
+    if (e.correlation != 0) step_of_launch[e.correlation] = k;
+  }
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    const auto& e = ev[i];
+    if (!is_device_activity(e.kind)) continue;
+    const auto it = e.correlation != 0 ? step_of_launch.find(e.correlation) : step_of_launch.end();
+    if (it == step_of_launch.end()) {
+      ++out.unattributed;
+      continue;
+    }
+    out.step_of_event[i] = it->second;
+    add_gpu(out.steps[static_cast<std::size_t>(it->second)], e);
+  }
+  return out;
+}
+
+}  // namespace failslow::trace

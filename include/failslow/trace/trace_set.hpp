@@ -1,0 +1,228 @@
+// failslow/trace/trace_set.hpp -- the traces of a job, one per rank, loaded in parallel.
+//
+// Synopsis
+//   trace_set load_trace_set(paths, options)
+//     paths: files and folders (folders are searched recursively for *.json, *.json.gz,
+//     *.csv, *.tsv, *.sqlite); each file is read by its reader:
+//       *.csv / *.tsv           io::read_kernel_table (one trace per rank in the table)
+//       *.sqlite                io::read_nsys_sqlite  (Nsight Systems export)
+//       anything else           io::read_kineto_file  (.json, .json.gz)
+//     on options.threads worker threads (std::thread, started and joined inside the call;
+//     no pool is kept). All traces intern their names into the set's one name_table.
+//   Ranks: options.rank_of[path] when given (an explicit mapping wins), else the trace's
+//   distributedInfo.rank (or the table's rank column), else, with assume_missing_ranks, the
+//   lowest ranks no other trace claims, in path order. Every event's rank field is set to it.
+//   The set reports what it found: world_size (the largest stated world size, or the
+//   largest rank + 1), missing_ranks (in [0, world_size) with no trace), duplicate_ranks
+//   (claimed by more than one trace: all are kept, in path order; at most the first million
+//   missing ranks are listed), and each trace's rank_source.
+//   expand_trace_paths(paths) is the folder expansion alone.
+// Complexity: O(total bytes / threads) for reading; O(traces log traces) for the bookkeeping.
+// Errors: a path that does not exist, or a folder with no trace, throws invalid_argument;
+//   threads == 0 throws invalid_argument; a reader's error (parse_error, unavailable_error,
+//   ...) is rethrown after all workers stopped: the one of the first failing path.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/core/name_table.hpp"
+#include "failslow/io/csv_reader.hpp"
+#include "failslow/io/kineto_reader.hpp"
+#include "failslow/io/nsys_reader.hpp"
+#include "failslow/io/trace_data.hpp"
+
+namespace failslow::trace {
+
+/// Where a trace's rank came from.
+enum class rank_source : std::uint8_t { stated, mapping, assumed, table };
+
+constexpr const char* to_string(rank_source s) noexcept {
+  switch (s) {
+    case rank_source::stated:
+      return "distributedInfo";
+    case rank_source::mapping:
+      return "mapping";
+    case rank_source::assumed:
+      return "assumed";
+    case rank_source::table:
+      return "table";
+  }
+  return "assumed";
+}
+
+struct rank_trace {
+  std::int32_t rank = -1;
+  rank_source source = rank_source::stated;
+  io::trace_data data;
+};
+
+struct trace_set_options {
+  unsigned threads = 1;                         ///< worker threads reading files
+  std::map<std::string, std::int32_t> rank_of;  ///< explicit rank per path (as given in paths)
+  bool assume_missing_ranks = true;             ///< give unranked traces the lowest free ranks
+  io::kineto_read_options kineto;
+  io::kernel_table_options table;
+};
+
+struct trace_set {
+  name_table names;
+  std::vector<rank_trace> traces;  ///< sorted by rank (unranked, -1, first), then path order
+  std::int64_t world_size = -1;
+  std::vector<std::int32_t> missing_ranks;
+  std::vector<std::int32_t> duplicate_ranks;
+
+  /// The first trace of `rank`, or nullptr.
+  const rank_trace* find(std::int32_t rank) const noexcept {
+    for (const auto& t : traces)
+      if (t.rank == rank) return &t;
+    return nullptr;
+  }
+};
+
+namespace detail {
+
+inline bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+enum class trace_format { kineto, table, nsys };
+
+inline trace_format format_of(const std::string& path) {
+  if (ends_with(path, ".csv") || ends_with(path, ".tsv")) return trace_format::table;
+  if (ends_with(path, ".sqlite")) return trace_format::nsys;
+  return trace_format::kineto;
+}
+
+inline bool is_trace_file(const std::string& name) {
+  return ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".csv") ||
+         ends_with(name, ".tsv") || ends_with(name, ".sqlite");
+}
+
+}  // namespace detail
+
+/// Files named by `paths`, folders expanded recursively (sorted within each folder).
+inline std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(p))
+        if (e.is_regular_file() && detail::is_trace_file(e.path().filename().string()))
+          found.push_back(e.path().string());
+      if (found.empty()) throw invalid_argument("no trace files (*.json, *.json.gz, *.csv, *.tsv, *.sqlite) in " + p);
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (std::filesystem::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw invalid_argument("no such trace file or folder: " + p);
+    }
+  }
+  return out;
+}
+
+inline trace_set load_trace_set(const std::vector<std::string>& paths, const trace_set_options& options = {}) {
+  if (options.threads == 0) throw invalid_argument("load_trace_set: threads must be at least 1");
+  const auto files = expand_trace_paths(paths);
+  trace_set set;
+  std::vector<std::vector<io::trace_data>> loaded(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    io::kineto_reader kineto;
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= files.size()) return;
+      try {
+        switch (detail::format_of(files[i])) {
+          case detail::trace_format::kineto:
+            loaded[i].push_back(kineto.read_file(files[i], set.names, options.kineto));
+            break;
+          case detail::trace_format::table:
+            loaded[i] = io::read_kernel_table_file(files[i], set.names, options.table);
+            break;
+          case detail::trace_format::nsys:
+            loaded[i].push_back(io::read_nsys_sqlite(files[i], set.names));
+            break;
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(options.threads, files.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n_threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  std::vector<rank_trace> traces;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto mapped = options.rank_of.find(files[i]);
+    for (auto& d : loaded[i]) {
+      rank_trace rt;
+      if (mapped != options.rank_of.end() && loaded[i].size() == 1) {
+        rt.rank = mapped->second;
+        rt.source = rank_source::mapping;
+      } else if (detail::format_of(files[i]) == detail::trace_format::table) {
+        rt.rank = d.stated_rank();
+        rt.source = rank_source::table;
+      } else {
+        rt.rank = d.stated_rank();
+        rt.source = rank_source::stated;
+      }
+      if (d.distributed && d.distributed->world_size > set.world_size) set.world_size = d.distributed->world_size;
+      rt.data = std::move(d);
+      traces.push_back(std::move(rt));
+    }
+  }
+  if (options.assume_missing_ranks) {
+    std::vector<std::int32_t> claimed;
+    for (const auto& t : traces)
+      if (t.rank >= 0) claimed.push_back(t.rank);
+    std::sort(claimed.begin(), claimed.end());
+    std::int32_t candidate = 0;
+    for (auto& t : traces) {
+      if (t.rank >= 0) continue;
+      while (std::binary_search(claimed.begin(), claimed.end(), candidate)) ++candidate;
+      t.rank = candidate++;
+      t.source = rank_source::assumed;
+    }
+  }
+  for (auto& t : traces)
+    for (auto& e : t.data.events) e.rank = t.rank;
+  std::stable_sort(traces.begin(), traces.end(),
+                   [](const rank_trace& a, const rank_trace& b) { return a.rank < b.rank; });
+  std::int32_t max_rank = -1;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    max_rank = std::max(max_rank, traces[i].rank);
+    if (i > 0 && traces[i].rank >= 0 && traces[i].rank == traces[i - 1].rank &&
+        (set.duplicate_ranks.empty() || set.duplicate_ranks.back() != traces[i].rank))
+      set.duplicate_ranks.push_back(traces[i].rank);
+  }
+  if (set.world_size < max_rank + 1) set.world_size = max_rank + 1;
+  std::vector<std::int32_t> present;
+  for (const auto& t : traces) present.push_back(t.rank);  // already sorted
+  for (std::int64_t r = 0; r < set.world_size && set.missing_ranks.size() < 1000000; ++r)
+    if (!std::binary_search(present.begin(), present.end(), static_cast<std::int32_t>(r)))
+      set.missing_ranks.push_back(static_cast<std::int32_t>(r));
+  set.traces = std::move(traces);
+  return set;
+}
+
+}  // namespace failslow::trace
