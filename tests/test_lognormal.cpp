@@ -7,28 +7,13 @@
 #include <vector>
 
 #include "support/fixtures.hpp"
+#include "support/mixture_json.hpp"
 
 using namespace failslow;
 using namespace failslow::stats;
 using failslow_test::close;
 using failslow_test::doubles;
-
-namespace {
-lognormal_mixture mixture_from_json(const nlohmann::json& m) {
-  std::vector<lognormal_component> comps;
-  for (const auto& c : m["components"]) {
-    lognormal_component k;
-    k.weight = c["weight"].get<double>();
-    k.mu = c["mu"].get<double>();
-    k.sigma = c["sigma"].get<double>();
-    k.point = std::exp(k.mu);
-    k.lo = c["lo"].get<double>();
-    k.hi = c["hi"].get<double>();
-    comps.push_back(k);
-  }
-  return lognormal_mixture(comps, m["truncated"].get<bool>());
-}
-}  // namespace
+using failslow_test::mixture_from_json;
 
 TEST_CASE("z_0.99 is the normal quantile") { CHECK(z_099 == Approx(2.3263478740408408).epsilon(1e-16)); }
 

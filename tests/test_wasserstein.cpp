@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "support/fixtures.hpp"
+#include "support/mixture_json.hpp"
 
 using namespace failslow;
 using namespace failslow::stats;
 using failslow_test::close;
 using failslow_test::doubles;
+using failslow_test::mixture_from_json;
 
 namespace {
 std::vector<double> lognormal_sample(std::size_t n, double mu, double sigma, std::uint64_t seed) {
@@ -24,20 +26,6 @@ std::vector<double> lognormal_sample(std::size_t n, double mu, double sigma, std
   return x;
 }
 
-lognormal_mixture mixture_from_json(const nlohmann::json& m) {
-  std::vector<lognormal_component> comps;
-  for (const auto& c : m["components"]) {
-    lognormal_component k;
-    k.weight = c["weight"].get<double>();
-    k.mu = c["mu"].get<double>();
-    k.sigma = c["sigma"].get<double>();
-    k.point = std::exp(k.mu);
-    k.lo = c["lo"].get<double>();
-    k.hi = c["hi"].get<double>();
-    comps.push_back(k);
-  }
-  return lognormal_mixture(comps, m["truncated"].get<bool>());
-}
 }  // namespace
 
 TEST_CASE("exact W1 equals scipy.stats.wasserstein_distance") {

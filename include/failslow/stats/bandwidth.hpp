@@ -160,15 +160,13 @@ inline double isj_bandwidth(const std::vector<double>& x, double lo, double hi) 
 
 }  // namespace detail
 
-/// Bandwidth of `x` (finite values, any order) under `spec`.
-inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec) {
+/// Bandwidth of `x` (finite values, any order) under `spec`, given its two_pass_moments `m`.
+inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec, const array_moments& m) {
   if (spec.rule == bandwidth_rule::fixed) {
     if (!(spec.value > 0) || !std::isfinite(spec.value))
       throw invalid_argument("bandwidth: fixed value must be positive and finite");
     return spec.value;
   }
-  if (x.empty()) throw invalid_argument("bandwidth: empty sample");
-  const array_moments m = two_pass_moments(x.data(), x.size());
   const double n = static_cast<double>(m.count);
   if (m.count < 2 || !(m.max > m.min)) return 0.0;
   const double s = std::sqrt(m.variance);
@@ -191,6 +189,13 @@ inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spe
       break;
   }
   return spec.value;
+}
+
+/// Bandwidth of `x` (finite values, any order) under `spec`.
+inline double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec) {
+  if (spec.rule == bandwidth_rule::fixed) return select_bandwidth(x, spec, array_moments{});
+  if (x.empty()) throw invalid_argument("bandwidth: empty sample");
+  return select_bandwidth(x, spec, two_pass_moments(x.data(), x.size()));
 }
 
 }  // namespace failslow::stats

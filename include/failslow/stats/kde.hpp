@@ -107,58 +107,77 @@ struct kde_binned_options {
   double min_cells_per_bandwidth = 2.0;  ///< refuse grids with h / dx below this
 };
 
-/// Linear binning onto the grid followed by convolution with the truncated kernel. Values
-/// outside the grid are folded onto its end points (estimate_density lays the grid so none are).
-inline std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights, double h,
-                                      const kde_grid& grid, const kde_binned_options& opt = {}) {
-  detail::check_kde_inputs(x.size(), weights, h, grid);
+namespace detail {
+
+// Binning and convolution of values already checked (finite, inside or folded onto the grid).
+inline std::vector<double> bin_and_convolve(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                            const kde_grid& grid, const kde_binned_options& opt) {
   const std::size_t G = grid.points;
   const double dx = grid.step();
-  if (h / dx < opt.min_cells_per_bandwidth * (1 - 1e-9))  // tolerate the grid's own rounding
-    throw invalid_argument("kde: grid too coarse for the bandwidth (h/dx = " + std::to_string(h / dx) + " < " +
-                           std::to_string(opt.min_cells_per_bandwidth) + "); use more points");
-  std::vector<double> counts(G, 0.0);
+  std::vector<double> counts(G + 1, 0.0);  // one spare cell: the last point needs no branch
+  const double last = static_cast<double>(G - 1), inv_dx = 1.0 / dx, lo = grid.lo;
   double total = 0;
-  const double last = static_cast<double>(G - 1), inv_dx = 1.0 / dx;
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    const double v = x[j];
-    if (!std::isfinite(v)) throw domain_error("kde: sample contains NaN or infinity");
-    const double w = weights ? (*weights)[j] : 1.0;
-    total += w;
-    const double pos = std::clamp((v - grid.lo) * inv_dx, 0.0, last);
-    const auto k = std::min(static_cast<std::size_t>(pos), G - 2);
+  auto bin = [&](double v, double w) {
+    const double pos = std::clamp((v - lo) * inv_dx, 0.0, last);
+    const auto k = static_cast<std::size_t>(pos);
     const double frac = pos - static_cast<double>(k);
     counts[k] += w * (1.0 - frac);
     counts[k + 1] += w * frac;
+  };
+  if (weights) {
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      bin(x[j], (*weights)[j]);
+      total += (*weights)[j];
+    }
+  } else {
+    for (double v : x) bin(v, 1.0);
+    total = static_cast<double>(x.size());
   }
+  counts[G - 1] += counts[G];  // a value exactly at hi lands on the last point
   const auto half = static_cast<std::size_t>(std::min(last, std::ceil(opt.tau * h / dx)));
   std::vector<double> kernel(half + 1);
-  for (std::size_t m = 0; m <= half; ++m) kernel[m] = detail::normal_pdf(static_cast<double>(m) * dx / h) / (total * h);
+  for (std::size_t m = 0; m <= half; ++m) kernel[m] = normal_pdf(static_cast<double>(m) * dx / h) / (total * h);
 
   std::vector<double> f(G, 0.0);
   if (half <= 64) {
     for (std::size_t i = 0; i < G; ++i) {
       if (counts[i] == 0) continue;
       const double c = counts[i];
-      const std::size_t lo = i >= half ? i - half : 0, hi = std::min(G - 1, i + half);
-      for (std::size_t t = lo; t <= hi; ++t) f[t] += c * kernel[t > i ? t - i : i - t];
+      const std::size_t from = i >= half ? i - half : 0, to = std::min(G - 1, i + half);
+      for (std::size_t t = from; t <= to; ++t) f[t] += c * kernel[t > i ? t - i : i - t];
     }
   } else {
     // Linear (not circular) convolution through a zero-padded FFT.
-    const std::size_t n = detail::next_power_of_two(G + 2 * half + 1);
+    const std::size_t n = next_power_of_two(G + 2 * half + 1);
     std::vector<std::complex<double>> a(n), b(n);
     for (std::size_t i = 0; i < G; ++i) a[i] = counts[i];
     for (std::size_t m = 0; m <= half; ++m) {
       b[m] = kernel[m];
       if (m) b[n - m] = kernel[m];
     }
-    detail::fft(a, false);
-    detail::fft(b, false);
+    fft(a, false);
+    fft(b, false);
     for (std::size_t i = 0; i < n; ++i) a[i] *= b[i];
-    detail::fft(a, true);
+    fft(a, true);
     for (std::size_t i = 0; i < G; ++i) f[i] = std::max(0.0, a[i].real() / static_cast<double>(n));
   }
   return f;
+}
+
+}  // namespace detail
+
+/// Linear binning onto the grid followed by convolution with the truncated kernel. Values
+/// outside the grid are folded onto its end points (estimate_density lays the grid so none are).
+inline std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                      const kde_grid& grid, const kde_binned_options& opt = {}) {
+  detail::check_kde_inputs(x.size(), weights, h, grid);
+  const double dx = grid.step();
+  if (h / dx < opt.min_cells_per_bandwidth * (1 - 1e-9))  // tolerate the grid's own rounding
+    throw invalid_argument("kde: grid too coarse for the bandwidth (h/dx = " + std::to_string(h / dx) + " < " +
+                           std::to_string(opt.min_cells_per_bandwidth) + "); use more points");
+  for (double v : x)
+    if (!std::isfinite(v)) throw domain_error("kde: sample contains NaN or infinity");
+  return detail::bin_and_convolve(x, weights, h, grid, opt);
 }
 
 struct kde_options {
@@ -218,10 +237,10 @@ inline bool has_spread(double lo, double hi, double h) noexcept {
 
 inline density_estimate estimate_density_of(std::vector<double>& v, density_estimate out, const kde_options& opt) {
   if (v.empty()) throw invalid_argument("kde: no usable value (all NaN/Inf, or <= 0 in log scale)");
-  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-  out.min = *mn;
-  out.max = *mx;
-  out.bandwidth = select_bandwidth(v, opt.bandwidth);
+  const array_moments m = two_pass_moments(v.data(), v.size());  // one pass for min, max and sd
+  out.min = m.min;
+  out.max = m.max;
+  out.bandwidth = select_bandwidth(v, opt.bandwidth, m);
   if (!has_spread(out.min, out.max, out.bandwidth)) {
     out.bandwidth = 0;
     out.grid = kde_grid{out.min, out.min, 1};
@@ -236,7 +255,7 @@ inline density_estimate estimate_density_of(std::vector<double>& v, density_esti
     grid.points = (grid.points - 1) * 2 + 1;
   }
   out.grid = grid;
-  out.density = kde_binned(v, nullptr, out.bandwidth, grid, opt.binned);
+  out.density = bin_and_convolve(v, nullptr, out.bandwidth, grid, opt.binned);  // v is finite
   return out;
 }
 }  // namespace detail
