@@ -351,6 +351,27 @@ class kineto_reader {
     }
     const char* last_token(simdjson::ondemand::value& v) { return v.raw_json_token().data(); }
 
+    // The array / object `v` holds, or a parse_error naming `expected` (at the value when its
+    // type is wrong, at the parser's position otherwise).
+    simdjson::ondemand::array expect_array(simdjson::ondemand::value& v, simdjson::ondemand::document& doc,
+                                           const char* expected) {
+      simdjson::ondemand::array a;
+      if (auto e = v.get_array().get(a)) {
+        if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), expected);
+        fail_code(e, location(doc), expected);
+      }
+      return a;
+    }
+    simdjson::ondemand::object expect_object(simdjson::ondemand::value& v, simdjson::ondemand::document& doc,
+                                             const char* expected) {
+      simdjson::ondemand::object o;
+      if (auto e = v.get_object().get(o)) {
+        if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), expected);
+        fail_code(e, location(doc), expected);
+      }
+      return o;
+    }
+
     // Number token -> value * 10^scale; malformed JSON numbers are parse errors.
     num number(std::string_view tok, int scale, std::int64_t& value, bool integral) {
       const auto r = detail::parse_scaled(tok, scale);
@@ -380,11 +401,7 @@ class kineto_reader {
         last_ = key.data();
         simdjson::ondemand::value v = field.value();
         if (key == "traceEvents") {
-          simdjson::ondemand::array arr;
-          if (auto e = v.get_array().get(arr)) {
-            if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), "traceEvents to be an array");
-            fail_code(e, location(doc), "traceEvents to be an array");
-          }
+          simdjson::ondemand::array arr = expect_array(v, doc, "traceEvents to be an array");
           saw_events = true;
           read_events(arr, doc);
         } else if (key == "distributedInfo") {
@@ -418,11 +435,7 @@ class kineto_reader {
     }
 
     void read_distributed(simdjson::ondemand::value v, simdjson::ondemand::document& doc) {
-      simdjson::ondemand::object obj;
-      if (auto e = v.get_object().get(obj)) {
-        if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), "distributedInfo to be an object");
-        fail_code(e, location(doc), "distributedInfo to be an object");
-      }
+      simdjson::ondemand::object obj = expect_object(v, doc, "distributedInfo to be an object");
       distributed_info info;
       for (auto f_res : obj) {
         simdjson::ondemand::field f;
@@ -452,19 +465,11 @@ class kineto_reader {
     }
 
     void read_pg_config(simdjson::ondemand::value v, simdjson::ondemand::document& doc, distributed_info& info) {
-      simdjson::ondemand::array arr;
-      if (auto e = v.get_array().get(arr)) {
-        if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), "distributedInfo.pg_config to be an array");
-        fail_code(e, location(doc), "distributedInfo.pg_config to be an array");
-      }
+      simdjson::ondemand::array arr = expect_array(v, doc, "distributedInfo.pg_config to be an array");
       for (auto item_res : arr) {
         simdjson::ondemand::value item;
         if (auto e = std::move(item_res).get(item)) fail_code(e, location(doc), "a process group object in pg_config");
-        simdjson::ondemand::object obj;
-        if (auto e = item.get_object().get(obj)) {
-          if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(item), "a process group object in pg_config");
-          fail_code(e, location(doc), "a process group object in pg_config");
-        }
+        simdjson::ondemand::object obj = expect_object(item, doc, "a process group object in pg_config");
         process_group pg;
         for (auto f_res : obj) {
           simdjson::ondemand::field f;
@@ -485,11 +490,7 @@ class kineto_reader {
           } else if (key == "pg_size") {
             pg.size = block_int(fv, "an integer pg_size");
           } else if (key == "ranks") {
-            simdjson::ondemand::array ranks;
-            if (auto e = fv.get_array().get(ranks)) {
-              if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(fv), "pg_config ranks to be an array");
-              fail_code(e, location(doc), "pg_config ranks to be an array");
-            }
+            simdjson::ondemand::array ranks = expect_array(fv, doc, "pg_config ranks to be an array");
             for (auto r_res : ranks) {
               simdjson::ondemand::value rv;
               if (auto e = std::move(r_res).get(rv)) fail_code(e, location(doc), "a rank in pg_config ranks");
@@ -507,19 +508,11 @@ class kineto_reader {
     }
 
     void read_devices(simdjson::ondemand::value v, simdjson::ondemand::document& doc) {
-      simdjson::ondemand::array arr;
-      if (auto e = v.get_array().get(arr)) {
-        if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(v), "deviceProperties to be an array");
-        fail_code(e, location(doc), "deviceProperties to be an array");
-      }
+      simdjson::ondemand::array arr = expect_array(v, doc, "deviceProperties to be an array");
       for (auto item_res : arr) {
         simdjson::ondemand::value item;
         if (auto e = std::move(item_res).get(item)) fail_code(e, location(doc), "a device object in deviceProperties");
-        simdjson::ondemand::object obj;
-        if (auto e = item.get_object().get(obj)) {
-          if (e == simdjson::INCORRECT_TYPE) fail_at(last_token(item), "a device object in deviceProperties");
-          fail_code(e, location(doc), "a device object in deviceProperties");
-        }
+        simdjson::ondemand::object obj = expect_object(item, doc, "a device object in deviceProperties");
         device_properties d;
         for (auto f_res : obj) {
           simdjson::ondemand::field f;
