@@ -8,13 +8,11 @@ import os
 import sys
 import time
 
-try:
-    import numpy as np
-    from scipy.signal import lfilter
-except ImportError:  # the python3 on PATH (e.g. pyenv's) may lack numpy; Debian's has it
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
+import _debian_python
+
+_debian_python.require("numpy", "scipy.signal")
+import numpy as np
+from scipy.signal import lfilter
 
 
 def chart(x, lam, L, mu, sigma):

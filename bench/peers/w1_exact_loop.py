@@ -10,13 +10,11 @@ Prints the seconds per item (one pair) as the last line of stdout.
 import os
 import sys
 
-try:
-    import numpy as np
-    import scipy.stats
-except ImportError:  # the python3 on PATH (e.g. pyenv's) may lack numpy; Debian's has it
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise
+import _debian_python
+
+_debian_python.require("numpy", "scipy.stats")
+import numpy as np
+import scipy.stats
 import math
 import time
 
