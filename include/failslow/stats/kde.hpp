@@ -18,7 +18,8 @@
 //   Truncating the kernel at tau = 6 adds below 1e-8 of the peak. A grid coarser than
 //   `min_cells_per_bandwidth` cells per h (default 2) is refused by kde_binned
 //   (failslow::invalid_argument) and widened by estimate_density (more points, up to
-//   max_grid_points). With the defaults (1024 points over the data +- 6 h) a rule-of-thumb
+//   max_grid_points; past it, invalid_argument, or with widen_bandwidth the smallest h that
+//   grid resolves). With the defaults (1024 points over the data +- 6 h) a rule-of-thumb
 //   bandwidth gives h/dx >= 2 up to a range of about 80 h.
 // Errors: h <= 0 or non-finite, fewer than 2 grid points, lo >= hi, weights of another length,
 //   negative or all-zero weights, non-finite values throw failslow::invalid_argument /
@@ -31,7 +32,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "failslow/core/error.hpp"
@@ -110,36 +113,51 @@ struct kde_binned_options {
 namespace detail {
 
 // Binning and convolution of values already checked (finite, inside or folded onto the grid).
-inline std::vector<double> bin_and_convolve(const std::vector<double>& x, const std::vector<double>* weights, double h,
+inline std::vector<double> bin_and_convolve(const double* x, std::size_t count, const double* weights, double h,
                                             const kde_grid& grid, const kde_binned_options& opt) {
   const std::size_t G = grid.points;
   const double dx = grid.step();
   std::vector<double> counts(G + 1, 0.0);  // one spare cell: the last point needs no branch
   const double last = static_cast<double>(G - 1), inv_dx = 1.0 / dx, lo = grid.lo;
   double total = 0;
-  auto bin = [&](double v, double w) {
-    const double pos = std::clamp((v - lo) * inv_dx, 0.0, last);
-    const auto k = static_cast<std::size_t>(pos);
-    const double frac = pos - static_cast<double>(k);
-    counts[k] += w * (1.0 - frac);
-    counts[k + 1] += w * frac;
-  };
-  if (weights) {
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      bin(x[j], (*weights)[j]);
-      total += (*weights)[j];
+  // In blocks: positions and fractions first (a loop without stores to counts, which the
+  // compiler vectorises; min/max rather than a branchy clamp), then the scattered adds.
+  constexpr std::size_t block = 64;
+  std::int64_t cell[block];
+  double frac[block];
+  for (std::size_t j0 = 0; j0 < count; j0 += block) {
+    const std::size_t m = std::min(block, count - j0);
+    for (std::size_t j = 0; j < m; ++j) {
+      const double pos = std::min(std::max((x[j0 + j] - lo) * inv_dx, 0.0), last);
+      cell[j] = static_cast<std::int64_t>(pos);
+      frac[j] = pos - static_cast<double>(cell[j]);
     }
-  } else {
-    for (double v : x) bin(v, 1.0);
-    total = static_cast<double>(x.size());
+    if (weights) {
+      for (std::size_t j = 0; j < m; ++j) {
+        const double w = weights[j0 + j];
+        counts[static_cast<std::size_t>(cell[j])] += w * (1.0 - frac[j]);
+        counts[static_cast<std::size_t>(cell[j]) + 1] += w * frac[j];
+        total += w;
+      }
+    } else {
+      for (std::size_t j = 0; j < m; ++j) {
+        counts[static_cast<std::size_t>(cell[j])] += 1.0 - frac[j];
+        counts[static_cast<std::size_t>(cell[j]) + 1] += frac[j];
+      }
+    }
   }
+  if (!weights) total = static_cast<double>(count);
   counts[G - 1] += counts[G];  // a value exactly at hi lands on the last point
   const auto half = static_cast<std::size_t>(std::min(last, std::ceil(opt.tau * h / dx)));
-  std::vector<double> kernel(half + 1);
-  for (std::size_t m = 0; m <= half; ++m) kernel[m] = normal_pdf(static_cast<double>(m) * dx / h) / (total * h);
+  auto kernel_samples = [&] {
+    std::vector<double> k(half + 1);
+    for (std::size_t m = 0; m <= half; ++m) k[m] = normal_pdf(static_cast<double>(m) * dx / h) / (total * h);
+    return k;
+  };
 
   std::vector<double> f(G, 0.0);
   if (half <= 64) {
+    const auto kernel = kernel_samples();
     for (std::size_t i = 0; i < G; ++i) {
       if (counts[i] == 0) continue;
       const double c = counts[i];
@@ -147,19 +165,36 @@ inline std::vector<double> bin_and_convolve(const std::vector<double>& x, const 
       for (std::size_t t = from; t <= to; ++t) f[t] += c * kernel[t > i ? t - i : i - t];
     }
   } else {
-    // Linear (not circular) convolution through a zero-padded FFT.
+    // Convolution through a zero-padded FFT. The kernel's transform is the Gaussian's own,
+    // K_k = exp(-2 pi^2 (h k / (n dx))^2) / (total dx): the sampled kernel's differs by
+    // aliasing of order exp(-2 pi^2 (h/dx)^2) (h/dx > 10 here), and the padding of at least
+    // 2 tau h keeps the circular wrap-around below exp(-tau^2 / 2) of the peak, as the
+    // truncation at tau h does on the direct path. One forward and one inverse transform.
     const std::size_t n = next_power_of_two(G + 2 * half + 1);
-    std::vector<std::complex<double>> a(n), b(n);
+    std::vector<std::complex<double>> a(n);
     for (std::size_t i = 0; i < G; ++i) a[i] = counts[i];
-    for (std::size_t m = 0; m <= half; ++m) {
-      b[m] = kernel[m];
-      if (m) b[n - m] = kernel[m];
+    const auto w = fft_twiddles(n);
+    fft(a, w, false);
+    const double inv_n = 1.0 / static_cast<double>(n);  // the inverse's normalisation
+    if (static_cast<double>(half) >= opt.tau * h / dx) {
+      const double pi = std::acos(-1.0), t = h * inv_n / dx, c = -2 * pi * pi * t * t;
+      const double scale = inv_n / (total * dx);
+      for (std::size_t k = 0; k < n; ++k) {
+        const double freq = static_cast<double>(std::min(k, n - k));
+        a[k] *= std::exp(c * freq * freq) * scale;
+      }
+    } else {  // a kernel wider than the caller's grid: its truncated samples, transformed
+      const auto kernel = kernel_samples();
+      std::vector<std::complex<double>> b(n);
+      for (std::size_t m = 0; m <= half; ++m) {
+        b[m] = kernel[m] * inv_n;
+        if (m) b[n - m] = b[m];
+      }
+      fft(b, w, false);
+      for (std::size_t k = 0; k < n; ++k) a[k] *= b[k].real();  // a symmetric kernel: real spectrum
     }
-    fft(a, false);
-    fft(b, false);
-    for (std::size_t i = 0; i < n; ++i) a[i] *= b[i];
-    fft(a, true);
-    for (std::size_t i = 0; i < G; ++i) f[i] = std::max(0.0, a[i].real() / static_cast<double>(n));
+    fft(a, w, true);
+    for (std::size_t i = 0; i < G; ++i) f[i] = std::max(0.0, a[i].real());
   }
   return f;
 }
@@ -177,7 +212,7 @@ inline std::vector<double> kde_binned(const std::vector<double>& x, const std::v
                            std::to_string(opt.min_cells_per_bandwidth) + "); use more points");
   for (double v : x)
     if (!std::isfinite(v)) throw domain_error("kde: sample contains NaN or infinity");
-  return detail::bin_and_convolve(x, weights, h, grid, opt);
+  return detail::bin_and_convolve(x.data(), x.size(), weights ? weights->data() : nullptr, h, grid, opt);
 }
 
 struct kde_options {
@@ -185,6 +220,13 @@ struct kde_options {
   bandwidth_spec bandwidth{};  ///< rule or value, in the units of the (log) values
   std::size_t grid_points = 1024;
   std::size_t max_grid_points = std::size_t{1} << 20;
+  /// When the bandwidth needs more than max_grid_points: false throws invalid_argument, true
+  /// widens h to the smallest value the largest grid resolves (density_estimate::bandwidth
+  /// reports it), for hot paths that must not fail on data (the window compressor).
+  bool widen_bandwidth = false;
+  /// The caller's values are ascending (e.g. already sorted for quantiles): the robust rule
+  /// then reads its quartiles in place.
+  bool sorted_input = false;
   kde_binned_options binned{};
 };
 
@@ -235,12 +277,18 @@ inline bool has_spread(double lo, double hi, double h) noexcept {
          (hi - lo) > 64 * std::numeric_limits<double>::epsilon() * scale;
 }
 
-inline density_estimate estimate_density_of(std::vector<double>& v, density_estimate out, const kde_options& opt) {
-  if (v.empty()) throw invalid_argument("kde: no usable value (all NaN/Inf, or <= 0 in log scale)");
-  const array_moments m = two_pass_moments(v.data(), v.size());  // one pass for min, max and sd
+// Rules that look at the values themselves (order statistics), not only at their moments.
+inline bool rule_needs_values(bandwidth_rule r) noexcept {
+  return r == bandwidth_rule::robust_rule_of_thumb || r == bandwidth_rule::improved_sheather_jones;
+}
+
+// The density of n finite values x with moments m; `values` is x as a vector when the rule
+// needs it (rule_needs_values), else may be empty.
+inline density_estimate density_of(const double* x, std::size_t n, const array_moments& m,
+                                   const std::vector<double>& values, density_estimate out, const kde_options& opt) {
   out.min = m.min;
   out.max = m.max;
-  out.bandwidth = select_bandwidth(v, opt.bandwidth, m);
+  out.bandwidth = select_bandwidth(values, opt.bandwidth, m, opt.sorted_input);
   if (!has_spread(out.min, out.max, out.bandwidth)) {
     out.bandwidth = 0;
     out.grid = kde_grid{out.min, out.min, 1};
@@ -249,15 +297,36 @@ inline density_estimate estimate_density_of(std::vector<double>& v, density_esti
   const double pad = opt.binned.tau * out.bandwidth;
   kde_grid grid{out.min - pad, out.max + pad, std::max<std::size_t>(opt.grid_points, 2)};
   while (out.bandwidth / grid.step() < opt.binned.min_cells_per_bandwidth) {
-    if (grid.points * 2 > opt.max_grid_points)
-      throw invalid_argument("kde: the bandwidth needs more than max_grid_points = " +
-                             std::to_string(opt.max_grid_points) + " grid points (spread / bandwidth too large)");
+    if (grid.points * 2 > opt.max_grid_points) {
+      if (!opt.widen_bandwidth)
+        throw invalid_argument("kde: the bandwidth needs more than max_grid_points = " +
+                               std::to_string(opt.max_grid_points) + " grid points (spread / bandwidth too large)");
+      // h = c dx with dx = (R + 2 tau h) / (P - 1): h = c R / (P - 1 - 2 tau c).
+      const double c = opt.binned.min_cells_per_bandwidth, cells = static_cast<double>(grid.points - 1);
+      if (!(cells > 2 * opt.binned.tau * c))
+        throw invalid_argument("kde: max_grid_points is too small to widen the bandwidth into");
+      out.bandwidth = std::max(out.bandwidth, c * (out.max - out.min) / (cells - 2 * opt.binned.tau * c) * (1 + 1e-12));
+      const double wide_pad = opt.binned.tau * out.bandwidth;
+      grid = kde_grid{out.min - wide_pad, out.max + wide_pad, grid.points};
+      break;
+    }
     grid.points = (grid.points - 1) * 2 + 1;
   }
   out.grid = grid;
-  out.density = bin_and_convolve(v, nullptr, out.bandwidth, grid, opt.binned);  // v is finite
+  out.density = bin_and_convolve(x, n, nullptr, out.bandwidth, grid, opt.binned);  // x is finite
   return out;
 }
+
+inline density_estimate estimate_density_of(std::vector<double>& v, density_estimate out, const kde_options& opt) {
+  if (v.empty()) throw invalid_argument("kde: no usable value (all NaN/Inf, or <= 0 in log scale)");
+  const array_moments m = two_pass_moments(v.data(), v.size());  // one pass for min, max and sd
+  return density_of(v.data(), v.size(), m, v, std::move(out), opt);
+}
+
+template <class It>
+inline constexpr bool is_contiguous_double_iterator =
+    std::is_same_v<It, const double*> || std::is_same_v<It, double*> ||
+    std::is_same_v<It, std::vector<double>::const_iterator> || std::is_same_v<It, std::vector<double>::iterator>;
 }  // namespace detail
 
 /// The density of [first, last) (durations, in log space by default), see the synopsis.
@@ -265,6 +334,24 @@ template <class It>
 density_estimate estimate_density(It first, It last, const kde_options& opt = {}) {
   density_estimate out;
   out.scale = opt.scale;
+  if constexpr (detail::is_contiguous_double_iterator<It>) {
+    // Linear scale, a moments-only rule, doubles in memory: no copy (which, for large n, costs
+    // more than the estimate), unless a value is NaN or infinite (two_pass_moments refuses
+    // them; the copying path below then skips and counts them).
+    if (opt.scale == kde_scale::linear && !detail::rule_needs_values(opt.bandwidth.rule) && first != last) {
+      const double* x = &*first;
+      const auto n = static_cast<std::size_t>(last - first);
+      std::optional<array_moments> m;
+      try {
+        m = two_pass_moments(x, n);
+      } catch (const domain_error&) {
+      }
+      if (m) {
+        out.used = n;
+        return detail::density_of(x, n, *m, {}, std::move(out), opt);
+      }
+    }
+  }
   std::vector<double> v = detail::transform_values(first, last, opt.scale, out);
   return detail::estimate_density_of(v, std::move(out), opt);
 }

@@ -17,8 +17,20 @@ inline std::size_t next_power_of_two(std::size_t n) noexcept {
   return p;
 }
 
-// In-place iterative Cooley-Tukey; inverse = true computes the unnormalised inverse.
-inline void fft(std::vector<std::complex<double>>& a, bool inverse) {
+// Twiddles e^{-2 pi i k / n}, k < n / 2, computed directly (not by recurrence) to keep the
+// error of the transform at O(log n) ulps. One table serves the forward and inverse transforms.
+inline std::vector<std::complex<double>> fft_twiddles(std::size_t n) {
+  const double pi = std::acos(-1.0);
+  std::vector<std::complex<double>> w(n / 2);
+  for (std::size_t k = 0; k < n / 2; ++k)
+    w[k] = std::polar(1.0, -2 * pi * static_cast<double>(k) / static_cast<double>(n));
+  return w;
+}
+
+// In-place iterative Cooley-Tukey with the twiddles of fft_twiddles(a.size()); inverse = true
+// computes the unnormalised inverse. Products are written out: std::complex's operator* calls
+// the C99 NaN/Inf-recovery routine (__muldc3) that the transform does not need.
+inline void fft(std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& w, bool inverse) {
   const std::size_t n = a.size();
   for (std::size_t i = 1, j = 0; i < n; ++i) {
     std::size_t bit = n >> 1;
@@ -26,23 +38,22 @@ inline void fft(std::vector<std::complex<double>>& a, bool inverse) {
     j ^= bit;
     if (i < j) std::swap(a[i], a[j]);
   }
-  // Twiddles of the largest stage, computed directly (not by recurrence) to keep the error at
-  // O(log n) ulps; stage `len` uses every (n / len)-th of them.
-  const double pi = std::acos(-1.0);
-  std::vector<std::complex<double>> w(n / 2);
-  for (std::size_t k = 0; k < n / 2; ++k)
-    w[k] = std::polar(1.0, (inverse ? 2 : -2) * pi * static_cast<double>(k) / static_cast<double>(n));
+  const double sign = inverse ? -1.0 : 1.0;  // the inverse uses the conjugate twiddles
   for (std::size_t len = 2; len <= n; len <<= 1) {
     const std::size_t half = len / 2, stride = n / len;
     for (std::size_t i = 0; i < n; i += len) {
       for (std::size_t k = 0; k < half; ++k) {
-        const std::complex<double> u = a[i + k], v = a[i + k + half] * w[k * stride];
+        const double wr = w[k * stride].real(), wi = sign * w[k * stride].imag();
+        const double br = a[i + k + half].real(), bi = a[i + k + half].imag();
+        const std::complex<double> u = a[i + k], v(br * wr - bi * wi, br * wi + bi * wr);
         a[i + k] = u + v;
         a[i + k + half] = u - v;
       }
     }
   }
 }
+
+inline void fft(std::vector<std::complex<double>>& a, bool inverse) { fft(a, fft_twiddles(a.size()), inverse); }
 
 // DCT-II, unnormalised like scipy.fft.dct(type=2): y_k = 2 sum_j x_j cos(pi k (2j + 1) / (2n)).
 inline std::vector<double> dct2(const std::vector<double>& x) {
