@@ -304,6 +304,32 @@ TEST_CASE("host faults: launch delay idles the GPU, stalls add CPU ops and new k
   }
 }
 
+TEST_CASE("launch queue: a launch returns only while fewer than 1024 of its rank's launches are pending") {
+  // 8 layers x 8 micro-batches: about 2,000 launches per step, more than the queue holds.
+  auto cfg = small_job(1, 2, 1, 2, 13);
+  cfg.layers_per_stage = 8;
+  cfg.microbatches = 8;
+  const auto job = simulate(cfg, scenario::healthy);
+  constexpr std::size_t depth = host_model::launch_queue_depth;
+  std::size_t blocked = 0;
+  for (const auto& t : job.ranks) {
+    std::map<std::uint32_t, const host_call*> launch_of;
+    for (const auto& h : t.host)
+      if (h.name == host_name::launch_kernel) launch_of[h.correlation] = &h;
+    std::map<std::int64_t, std::vector<const gpu_kernel*>> by_step;  // launch order
+    for (const auto& k : t.kernels) by_step[k.step].push_back(&k);
+    for (const auto& [step, ks] : by_step) {
+      REQUIRE(ks.size() > depth);
+      for (std::size_t i = depth; i < ks.size(); ++i) {
+        const host_call& h = *launch_of.at(ks[i]->correlation);
+        REQUIRE(h.end_ns >= ks[i - depth]->start_ns);
+        if (h.end_ns - h.start_ns > 100000) ++blocked;  // a launch alone takes ~4.5 us
+      }
+    }
+  }
+  REQUIRE(blocked > 0);
+}
+
 TEST_CASE("severity 0 keeps the fault in the truth with no effect") {
   const auto cfg = small_job(2, 2, 2, 4, 2);
   const auto healthy = simulate(cfg, scenario::healthy);

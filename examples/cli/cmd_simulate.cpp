@@ -2,6 +2,9 @@
 //   --severity --noise --out DIR [--gzip]: a hybrid-parallel training job with an injected
 // fail-slow fault, written as one Kineto trace per rank (rank_<r>.json or .json.gz) and its
 // ground truth (truth.json, schema failslow.truth/1). Same arguments, same bytes.
+// --summaries FILE.fsum (scale mode, sim/summaries.hpp): no traces; the same model's per-rank
+// window summaries, one per rank and step, in the .fsum codec (compress/codec.hpp), and
+// truth.json in --out or next to FILE; memory does not grow with steps (16,384 ranks work).
 #include <zlib.h>
 
 #include <algorithm>
@@ -9,8 +12,10 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <failslow/compress/codec.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
+#include <failslow/sim/summaries.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -32,6 +37,7 @@ struct simulate_options {
   std::string schedule = "1f1b";
   failslow::sim::scenario_options sopt;
   std::string out;
+  std::string summaries;
   bool gzip = false;
   bool list = false;
   unsigned threads = 0;
@@ -57,15 +63,74 @@ void write_gzip(const std::string& path, const std::string& text) {
   if (!ok) throw failslow::invalid_argument("cannot write '" + path + "' (gzip)");
 }
 
+void print_job(const failslow::sim::truth& t, int steps) {
+  std::cout << "simulated " << t.scenario_name << ": " << t.world_size << " ranks (tp " << t.sizes.tp << ", cp "
+            << t.sizes.cp << ", ep " << t.sizes.ep << ", dp " << t.sizes.dp << ", pp " << t.sizes.pp << ", order "
+            << t.order << "), " << steps << " steps #" << t.first_step << "..#" << t.last_step << ", " << t.schedule
+            << " with " << t.microbatches << " micro-batches, " << t.layers_per_stage << " layers per stage, seed "
+            << t.seed << ", severity " << t.severity << ", noise " << t.noise << '\n';
+  if (t.faults.empty()) std::cout << "  no fault (healthy)\n";
+  for (const auto& f : t.faults) std::cout << "  fault: " << f.description << '\n';
+}
+
+// Scale mode: window summaries straight from the model into the .fsum file, step by step.
+void run_summaries(const simulate_options& o, failslow::sim::scenario sc) {
+  namespace fs = std::filesystem;
+  const auto t0 = std::chrono::steady_clock::now();
+  const fs::path fsum(o.summaries);
+  const fs::path dir = o.out.empty() ? fsum.parent_path() : fs::path(o.out);
+  if (fsum.has_parent_path()) fs::create_directories(fsum.parent_path());
+  if (!dir.empty()) fs::create_directories(dir);
+  std::ofstream file(fsum, std::ios::binary | std::ios::trunc);
+  if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+  failslow::compress::summary_encoder encoder(
+      [](failslow::name_id id) { return std::string(failslow::sim::kernel_key_name(id)); });
+  std::string buffer = encoder.header();
+  std::uint64_t bytes = 0;
+  auto flush = [&] {
+    file.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+    bytes += buffer.size();
+    buffer.clear();
+  };
+  const auto result = failslow::sim::simulate_summaries(o.cfg, sc, o.sopt, [&](failslow::compress::window_summary&& w) {
+    encoder.encode(w, buffer);
+    if (buffer.size() >= (std::size_t{1} << 20)) flush();
+  });
+  flush();
+  file.close();
+  if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+  const auto t1 = std::chrono::steady_clock::now();
+  write_plain((dir / "truth.json").string(), truth_to_json(result.truth).dump(2) + "\n");
+  const auto t2 = std::chrono::steady_clock::now();
+
+  print_job(result.truth, o.cfg.steps);
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "wrote %d ranks x %d steps = %llu windows of %llu kernel events (%.2f MB, %.1f bytes per window) to %s "
+                "and truth.json to %s in %.2f s (model and compression %.2f s)\n",
+                result.truth.world_size, o.cfg.steps, static_cast<unsigned long long>(result.windows),
+                static_cast<unsigned long long>(result.kernels), static_cast<double>(bytes) / 1e6,
+                result.windows ? static_cast<double>(bytes) / static_cast<double>(result.windows) : 0.0,
+                o.summaries.c_str(), dir.empty() ? "." : dir.string().c_str(),
+                std::chrono::duration<double>(t2 - t0).count(), std::chrono::duration<double>(t1 - t0).count());
+  std::cout << buf;
+}
+
 void run(simulate_options o) {
   using namespace failslow::sim;
   if (o.list) {
     for (scenario s : all_scenarios) std::cout << to_string(s) << '\n';
     return;
   }
-  if (o.out.empty()) throw failslow::invalid_argument("simulate: --out DIR is required");
   o.cfg.schedule = parse_pipeline_schedule(o.schedule);
   const scenario sc = parse_scenario(o.scenario);
+  if (!o.summaries.empty()) {
+    if (o.gzip) throw failslow::invalid_argument("simulate: --gzip writes traces; --summaries writes none");
+    run_summaries(o, sc);
+    return;
+  }
+  if (o.out.empty()) throw failslow::invalid_argument("simulate: --out DIR (or --summaries FILE) is required");
   const auto t0 = std::chrono::steady_clock::now();
   const simulated_job job = simulate(o.cfg, sc, o.sopt);
   const auto t1 = std::chrono::steady_clock::now();
@@ -107,14 +172,7 @@ void run(simulate_options o) {
   write_plain(truth_path, truth_to_json(job.truth).dump(2) + "\n");
   const auto t2 = std::chrono::steady_clock::now();
 
-  const auto& t = job.truth;
-  std::cout << "simulated " << t.scenario_name << ": " << world << " ranks (tp " << t.sizes.tp << ", cp " << t.sizes.cp
-            << ", ep " << t.sizes.ep << ", dp " << t.sizes.dp << ", pp " << t.sizes.pp << ", order " << t.order << "), "
-            << o.cfg.steps << " steps #" << t.first_step << "..#" << t.last_step << ", " << t.schedule << " with "
-            << t.microbatches << " micro-batches, " << t.layers_per_stage << " layers per stage, seed " << t.seed
-            << ", severity " << t.severity << ", noise " << t.noise << '\n';
-  if (t.faults.empty()) std::cout << "  no fault (healthy)\n";
-  for (const auto& f : t.faults) std::cout << "  fault: " << f.description << '\n';
+  print_job(job.truth, o.cfg.steps);
   char buf[160];
   std::snprintf(buf, sizeof buf, "wrote %d traces (%.1f MB) and truth.json to %s in %.2f s (model %.2f s)\n", world,
                 static_cast<double>(bytes.load()) / 1e6, o.out.c_str(), std::chrono::duration<double>(t2 - t0).count(),
@@ -128,7 +186,8 @@ void add_simulate_command(CLI::App& app) {
   auto o = std::make_shared<simulate_options>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Simulate a hybrid-parallel training job with an injected fail-slow fault: Kineto traces + truth.json");
+      "Simulate a hybrid-parallel training job with an injected fail-slow fault: Kineto traces (or, with "
+      "--summaries, per-rank window summaries) + truth.json");
   cmd->add_option("--scenario", o->scenario, "scenario (default compute-straggler; --list shows all)");
   cmd->add_flag("--list", o->list, "list the scenarios and exit");
   cmd->add_option("--tp", o->cfg.sizes.tp, "tensor-parallel size (default 2)");
@@ -148,7 +207,10 @@ void add_simulate_command(CLI::App& app) {
                   "scales each fault's excess effect: 1 + (f - 1) * severity, stalls likewise (default 1)");
   cmd->add_option("--noise", o->cfg.noise, "scales every jitter (default 1; 0 = exact base durations)");
   cmd->add_option("--fault-rank", o->sopt.fault_rank, "rank of single-rank faults (default: drawn from the seed)");
-  cmd->add_option("--out", o->out, "output folder (created)");
+  cmd->add_option("--out", o->out, "output folder (created); with --summaries, where truth.json goes");
+  cmd->add_option("--summaries", o->summaries,
+                  "scale mode: write per-rank window summaries (one per rank and step) to this .fsum file instead of "
+                  "traces; truth.json goes to --out or next to it");
   cmd->add_flag("--gzip", o->gzip, "write rank_<r>.json.gz instead of .json");
   cmd->add_option("--threads", o->threads, "files written in parallel (default: all cores)");
   cmd->callback([o] { run(*o); });

@@ -53,5 +53,6 @@
 #include "failslow/sim/scenario.hpp"
 #include "failslow/sim/score.hpp"
 #include "failslow/sim/simulator.hpp"
+#include "failslow/sim/summaries.hpp"
 #include "failslow/sim/timeline.hpp"
 #include "failslow/sim/truth.hpp"

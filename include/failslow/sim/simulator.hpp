@@ -11,6 +11,11 @@
 //     host   launch i occupies [h, h + l_i] (cudaLaunchKernel), then h += l_i + g_i (Python
 //            overhead), l ~ 4.5 us and g ~ 7 us, lognormal; at the end of a step the host
 //            waits in cudaStreamSynchronize for the GPU. Host stalls (JIT, GC) are CPU ops.
+//            Launch queue: CUDA blocks a launch while host_model::launch_queue_depth (1024)
+//            launches of the rank are pending, so launch i of a step ends no earlier than
+//            the start of the step's kernel i - 1024 (the synchronisation empties the queue
+//            at each step end). Steps of fewer launches (the default job has ~300 per rank)
+//            let the host run the whole step ahead of the GPU, as real ones do.
 //     GPU    kernels run in program order: start = max(previous end, launch end + latency),
 //            duration = base * rank speed * lognormal(sigma * noise) * bimodal * faults.
 //     collectives  every participant's kernel starts at its own start s_r and ends at
@@ -24,14 +29,20 @@
 //   Randomness is counter-based (detail/random.hpp): every kernel's jitter is a function of
 //   (seed, rank, step, position in the program), so the same seed gives identical output
 //   and a fault changes exactly what it targets (and the waits this causes elsewhere).
-//   The simulation proceeds rank by rank until each blocks on a collective whose other
-//   participants have not arrived (a FIFO of runnable ranks), so it is deterministic and
-//   single-threaded; cost O(world * steps * kernels per step).
+//   The simulation proceeds step by step (steps end in cudaStreamSynchronize after the DP
+//   collectives): within a step, rank by rank until each blocks on a collective whose other
+//   participants have not arrived (a FIFO of runnable ranks) or finishes the step. It is
+//   deterministic and single-threaded; each rank's state (host and GPU time, counters)
+//   carries over to the next step, and what the model produces goes to a recorder: full
+//   timelines here, per-rank window compressors in summaries.hpp (scale mode).
+// Complexity: time O(world * steps * kernels per step); memory O(world * steps * kernels per
+//   step) for the timelines, plus O(pp * program length) (the ranks of a stage share their
+//   program) and O(world) of state.
 // Errors: the config's and the scenario's invalid_argument (job.hpp, scenario.hpp); faults
 //   with ranks outside the world, steps outside the run, factor <= 0 or not finite, or
 //   stall < 0 throw invalid_argument; a world over 2^20 ranks throws invalid_argument (the
-//   JSON path is for up to thousands of ranks); a schedule that cannot complete (a bug, never
-//   expected) throws domain_error naming the blocked rank.
+//   JSON path is for up to thousands of ranks; summaries.hpp for up to 2^20); a schedule
+//   that cannot complete (a bug, never expected) throws domain_error naming the blocked rank.
 #pragma once
 
 #include <algorithm>
@@ -73,6 +84,9 @@ struct host_model {
   static constexpr double step_gap_us = 30.0;
   static constexpr double start_spread_us = 300.0;
   static constexpr double rank_speed_sigma = 0.004;
+  /// Launches a rank may have pending (launched, not yet started on the GPU) before
+  /// cudaLaunchKernel blocks: CUDA's launch queue of about 1024 entries.
+  static constexpr std::size_t launch_queue_depth = 1024;
 };
 
 namespace detail {
@@ -113,58 +127,75 @@ enum : std::uint64_t {
 
 inline std::int64_t to_ns(double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); }
 
+/// Rank's clock minus the true clock: one uniform draw per node.
+inline std::int64_t clock_offset_ns(const job_config& cfg, int rank) {
+  const double u01 = uniform01(key(cfg.seed, k_clock, static_cast<std::uint64_t>(rank / cfg.gpus_per_node)));
+  return to_ns((2.0 * u01 - 1.0) * cfg.max_clock_offset_us);
+}
+
+// The timing model. What it produces goes to a Recorder with kernel(rank, gpu_kernel),
+// host(rank, host_call) and annotate(rank, annotation), each rank's in time order.
+template <class Recorder>
 class engine {
  public:
-  engine(const job_config& cfg, const topology& topo, std::vector<fault>& faults)
-      : cfg_(cfg), topo_(topo), faults_(faults), world_(topo.world_size()) {
+  engine(const job_config& cfg, const topology& topo, std::vector<fault>& faults, Recorder& recorder)
+      : cfg_(cfg), topo_(topo), faults_(faults), rec_(recorder), world_(topo.world_size()) {
+    const int stages = topo.size(parallel_dim::pp);
+    programs_.resize(static_cast<std::size_t>(stages));
+    std::vector<std::size_t> launches(programs_.size());
+    for (int p = 0; p < stages; ++p) {
+      coordinates c;
+      c[parallel_dim::pp] = p;
+      programs_[static_cast<std::size_t>(p)] = program_builder(cfg, topo, topo.rank(c)).build();
+      launches[static_cast<std::size_t>(p)] = launch_count(programs_[static_cast<std::size_t>(p)]);
+    }
     states_.resize(static_cast<std::size_t>(world_));
-    programs_.reserve(static_cast<std::size_t>(world_));
     touched_.resize(faults.size());
     for (int r = 0; r < world_; ++r) {
-      programs_.push_back(program_builder(cfg, topo, r).build());
       auto& s = st(r);
-      s.rank_faults.clear();
+      s.stage = static_cast<std::size_t>(topo.coordinate(r, parallel_dim::pp));
       for (std::size_t i = 0; i < faults.size(); ++i)
         if (std::binary_search(faults[i].ranks.begin(), faults[i].ranks.end(), r) &&
             faults[i].kind != fault_kind::degraded_link)
           s.rank_faults.push_back(i);
+      // A JIT stall launches 3 more kernels in its step.
+      s.track_queue = launches[s.stage] + 3 * s.rank_faults.size() > host_model::launch_queue_depth;
       s.speed = lognormal_factor(host_model::rank_speed_sigma * cfg.noise, key(cfg.seed, k_speed, u(r)));
       s.host_t = to_ns(2000.0 + host_model::start_spread_us * cfg.noise * uniform01(key(cfg.seed, k_start, u(r))));
       for (parallel_dim d : all_parallel_dims) s.group_index[static_cast<std::size_t>(d)] = topo.group_index(r, d);
     }
   }
 
-  std::vector<rank_timeline> run() {
-    std::vector<rank_timeline> out(static_cast<std::size_t>(world_));
-    timelines_ = &out;
-    const int gpn = cfg_.gpus_per_node;
-    for (int r = 0; r < world_; ++r) {
-      auto& t = out[static_cast<std::size_t>(r)];
-      t.rank = r;
-      const double u01 = uniform01(key(cfg_.seed, k_clock, u(r / gpn)));
-      t.clock_offset_ns = to_ns((2.0 * u01 - 1.0) * cfg_.max_clock_offset_us);
-    }
+  /// Runs every step; step_done(k) is called once all ranks have finished step index k.
+  /// Then the faults without kernel names get those of the kernels they changed.
+  template <class StepDone>
+  void run(StepDone&& step_done) {
     std::deque<int> runnable;
-    queued_.assign(static_cast<std::size_t>(world_), 1);
-    for (int r = 0; r < world_; ++r) runnable.push_back(r);
-    while (!runnable.empty()) {
-      const int r = runnable.front();
-      runnable.pop_front();
-      queued_[static_cast<std::size_t>(r)] = 0;
-      advance(r, runnable);
-    }
-    for (int r = 0; r < world_; ++r) {
-      const auto& s = st(r);
-      if (!s.done)
-        throw domain_error("simulate: schedule deadlock: rank " + std::to_string(r) + " blocked in step index " +
-                           std::to_string(s.step_idx) + " at program position " + std::to_string(s.pc));
+    queued_.assign(static_cast<std::size_t>(world_), 0);
+    for (int k = 0; k < cfg_.steps; ++k) {
+      limit_ = k + 1;
+      for (int r = 0; r < world_; ++r) {
+        queued_[static_cast<std::size_t>(r)] = 1;
+        runnable.push_back(r);
+      }
+      while (!runnable.empty()) {
+        const int r = runnable.front();
+        runnable.pop_front();
+        queued_[static_cast<std::size_t>(r)] = 0;
+        advance(r, runnable);
+      }
+      for (int r = 0; r < world_; ++r) {
+        const auto& s = st(r);
+        if (s.in_step || s.step_idx != limit_)
+          throw domain_error("simulate: schedule deadlock: rank " + std::to_string(r) + " blocked in step index " +
+                             std::to_string(s.step_idx) + " at program position " + std::to_string(s.pc));
+      }
+      step_done(k);
     }
     for (std::size_t i = 0; i < faults_.size(); ++i) {
       if (!faults_[i].kernels.empty() || touched_[i].empty()) continue;
       for (kernel_role role : touched_[i]) faults_[i].kernels.emplace_back(spec_of(role).name);
     }
-    timelines_ = nullptr;
-    return out;
   }
 
  private:
@@ -176,10 +207,13 @@ class engine {
   };
   struct rank_state {
     int step_idx = 0;
+    std::size_t stage = 0;  // pipeline stage: index of the program
     std::size_t pc = 0;
     bool in_step = false;
     bool pending = false;
-    bool done = false;
+    bool track_queue = false;  // a step can exceed the launch queue: keep kernel starts
+    std::size_t step_launches = 0;
+    std::vector<std::int64_t> queue_starts;  // kernel start of launch i at i % depth
     std::int64_t host_t = 0;
     std::int64_t gpu_t = 0;
     std::int64_t step_host_start = 0;
@@ -199,7 +233,6 @@ class engine {
 
   static std::uint64_t u(int v) noexcept { return static_cast<std::uint64_t>(static_cast<std::int64_t>(v)); }
   rank_state& st(int r) { return states_[static_cast<std::size_t>(r)]; }
-  rank_timeline& tl(int r) { return (*timelines_)[static_cast<std::size_t>(r)]; }
   std::int64_t step_number(const rank_state& s) const { return cfg_.first_step + s.step_idx; }
 
   static bool active(const fault& f, std::int64_t step) { return step >= f.first_step && step <= f.last_step; }
@@ -277,12 +310,31 @@ class engine {
     host_call h;
     h.start_ns = s.host_t;
     h.end_ns = s.host_t + ld;
+    // A full launch queue: this launch ends once the kernel `depth` launches earlier started.
+    constexpr std::size_t depth = host_model::launch_queue_depth;
+    if (s.track_queue && s.step_launches >= depth)
+      h.end_ns = std::max(h.end_ns, s.queue_starts[s.step_launches % depth]);
     h.correlation = out.corr;
     h.name = host_name::launch_kernel;
-    tl(r).host.push_back(h);
+    rec_.host(r, h);
     out.ready = h.end_ns + lat;
     s.host_t = h.end_ns + gap;
     return out;
+  }
+
+  // GPU start of the kernel just launched (after the previous kernel, once it is ready),
+  // remembered for the launch queue.
+  static std::int64_t gpu_start(rank_state& s, std::int64_t ready) {
+    const std::int64_t start = std::max(s.gpu_t, ready);
+    if (s.track_queue) {
+      const std::size_t i = s.step_launches % host_model::launch_queue_depth;
+      if (i == s.queue_starts.size())
+        s.queue_starts.push_back(start);
+      else
+        s.queue_starts[i] = start;
+    }
+    ++s.step_launches;
+    return start;
   }
 
   void record_kernel(int r, rank_state& s, gpu_kernel k) {
@@ -292,7 +344,7 @@ class engine {
       o.gpu_last = std::max(o.gpu_last, k.end_ns);
     }
     s.gpu_t = k.end_ns;
-    tl(r).kernels.push_back(k);
+    rec_.kernel(r, k);
   }
 
   void compute_kernel(int r, rank_state& s, kernel_role role, std::uint64_t op_key) {
@@ -306,7 +358,7 @@ class engine {
       d *= 1.0 + (spec.bimodal_x - 1.0) * noise;
     d *= kernel_factor(s, role);
     gpu_kernel k;
-    k.start_ns = std::max(s.gpu_t, lr.ready);
+    k.start_ns = gpu_start(s, lr.ready);
     k.end_ns = k.start_ns + std::max<std::int64_t>(1000, to_ns(d));
     k.correlation = lr.corr;
     k.stream = 7;
@@ -345,7 +397,7 @@ class engine {
   bool communicate(int r, rank_state& s, const op& o, std::uint64_t op_key, std::deque<int>& runnable) {
     if (!s.pending) {
       const auto lr = launch(r, s, op_key);
-      const std::int64_t start = std::max(s.gpu_t, lr.ready);
+      const std::int64_t start = gpu_start(s, lr.ready);
       s.pending = true;
       s.pending_start = start;
       s.pending_corr = lr.corr;
@@ -358,15 +410,16 @@ class engine {
         s.pending_keys[s.pending_n++] = k;
         arrive(r, k, topo_.size(o.dim), start, o.transfer_us, o.role, step, o.dim, g, runnable);
       } else {
-        if (o.send_to >= 0) {
-          const bool fwd = o.send_to > r;
-          inst_key k{(std::uint64_t{1} << 63) | (u(r) << 24) | u(o.send_to), fwd ? s.send_next++ : s.send_prev++};
+        if (o.send_offset != 0) {
+          const bool fwd = o.send_offset > 0;
+          inst_key k{(std::uint64_t{1} << 63) | (u(r) << 24) | u(r + o.send_offset),
+                     fwd ? s.send_next++ : s.send_prev++};
           s.pending_keys[s.pending_n++] = k;
           arrive(r, k, 2, start, o.transfer_us, o.role, step, parallel_dim::pp, 0, runnable);
         }
-        if (o.recv_from >= 0) {
-          const bool from_prev = o.recv_from < r;
-          inst_key k{(std::uint64_t{1} << 63) | (u(o.recv_from) << 24) | u(r),
+        if (o.recv_offset != 0) {
+          const bool from_prev = o.recv_offset < 0;
+          inst_key k{(std::uint64_t{1} << 63) | (u(r + o.recv_offset) << 24) | u(r),
                      from_prev ? s.recv_prev++ : s.recv_next++};
           s.pending_keys[s.pending_n++] = k;
           arrive(r, k, 2, start, o.transfer_us, o.role, step, parallel_dim::pp, 0, runnable);
@@ -399,6 +452,8 @@ class engine {
   }
 
   void begin_step(int r, rank_state& s) {
+    s.step_launches = 0;  // the last step ended in a synchronisation: the queue is empty
+    s.queue_starts.clear();
     s.host_t += to_ns(host_model::step_gap_us);
     s.step_host_start = s.host_t;
     const std::int64_t step = step_number(s);
@@ -410,7 +465,7 @@ class engine {
       h.end_ns = s.host_t + to_ns(f.stall_ms * 1000.0);
       h.correlation = ++s.corr;
       h.name = f.kind == fault_kind::jit_stall ? host_name::compiled_function : host_name::gc_collect;
-      tl(r).host.push_back(h);
+      rec_.host(r, h);
       s.host_t = h.end_ns;
       if (f.kind == fault_kind::jit_stall) {
         const kernel_role jit[] = {kernel_role::triton_fused_0, kernel_role::triton_fused_1,
@@ -430,23 +485,27 @@ class engine {
                to_ns(2.0 + 3.0 * cfg_.noise * uniform01(key(cfg_.seed, k_sync, u(r), u(s.step_idx))));
     h.correlation = ++s.corr;
     h.name = host_name::stream_synchronize;
-    tl(r).host.push_back(h);
+    rec_.host(r, h);
     s.host_t = h.end_ns;
     annotation a;
     a.start_ns = s.step_host_start;
     a.end_ns = s.host_t;
     a.step = step_number(s);
     a.what = phase::profiler_step;
-    tl(r).annotations.push_back(a);
+    rec_.annotate(r, a);
     s.in_step = false;
-    if (++s.step_idx == cfg_.steps) s.done = true;
+    ++s.step_idx;
   }
 
+  // Runs rank r until it blocks on a collective or has finished step index limit_ - 1.
   void advance(int r, std::deque<int>& runnable) {
     auto& s = st(r);
-    const auto& prog = programs_[static_cast<std::size_t>(r)];
-    while (!s.done) {
-      if (!s.in_step) begin_step(r, s);
+    const auto& prog = programs_[s.stage];
+    while (true) {
+      if (!s.in_step) {
+        if (s.step_idx >= limit_) return;
+        begin_step(r, s);
+      }
       if (s.pc == prog.size()) {
         end_step(r, s);
         continue;
@@ -476,12 +535,12 @@ class engine {
           a.what = rg.ph;
           a.start_ns = rg.host_start;
           a.end_ns = s.host_t;
-          tl(r).annotations.push_back(a);
+          rec_.annotate(r, a);
           if (rg.gpu_first >= 0) {
             a.start_ns = rg.gpu_first;
             a.end_ns = rg.gpu_last;
             a.on_gpu = true;
-            tl(r).annotations.push_back(a);
+            rec_.annotate(r, a);
           }
           break;
         }
@@ -493,13 +552,29 @@ class engine {
   const job_config& cfg_;
   const topology& topo_;
   std::vector<fault>& faults_;
+  Recorder& rec_;
   int world_;
+  int limit_ = 0;  // steps to finish in this round
   std::vector<rank_state> states_;
-  std::vector<std::vector<op>> programs_;
+  std::vector<std::vector<op>> programs_;  // per pipeline stage
   std::vector<std::set<kernel_role>> touched_;
   std::unordered_map<inst_key, instance, inst_key_hash> insts_;
   std::vector<char> queued_;
-  std::vector<rank_timeline>* timelines_ = nullptr;
+};
+
+// Keeps everything: the rank timelines of simulate().
+struct timeline_recorder {
+  std::vector<rank_timeline> ranks;
+
+  explicit timeline_recorder(const job_config& cfg, int world) : ranks(static_cast<std::size_t>(world)) {
+    for (int r = 0; r < world; ++r) {
+      ranks[static_cast<std::size_t>(r)].rank = r;
+      ranks[static_cast<std::size_t>(r)].clock_offset_ns = clock_offset_ns(cfg, r);
+    }
+  }
+  void kernel(int r, const gpu_kernel& k) { ranks[static_cast<std::size_t>(r)].kernels.push_back(k); }
+  void host(int r, const host_call& h) { ranks[static_cast<std::size_t>(r)].host.push_back(h); }
+  void annotate(int r, const annotation& a) { ranks[static_cast<std::size_t>(r)].annotations.push_back(a); }
 };
 
 inline void check_faults(const std::vector<fault>& faults, const job_config& cfg, const topology& topo) {
@@ -522,34 +597,49 @@ inline void check_faults(const std::vector<fault>& faults, const job_config& cfg
   }
 }
 
-}  // namespace detail
+/// validate(cfg), the world limit and check_faults: the layout of a run.
+inline topology checked_topology(const job_config& cfg, const std::vector<fault>& faults) {
+  topology topo = validate(cfg);
+  if (topo.world_size() > (1 << 20))
+    throw invalid_argument("simulate: " + std::to_string(topo.world_size()) +
+                           " ranks: the simulator handles at most 2^20");
+  check_faults(faults, cfg, topo);
+  return topo;
+}
 
-/// Runs the job with the given faults; `name` and `severity` are recorded in the truth.
-inline simulated_job simulate(const job_config& cfg, std::vector<fault> faults, std::string name = "custom",
-                              double severity = 1.0) {
-  simulated_job job{cfg, validate(cfg), {}, {}};
-  if (job.topo.world_size() > (1 << 20))
-    throw invalid_argument("simulate: " + std::to_string(job.topo.world_size()) +
-                           " ranks: the trace simulator handles at most 2^20");
-  detail::check_faults(faults, cfg, job.topo);
-  detail::engine eng(cfg, job.topo, faults);
-  job.ranks = eng.run();
-  auto& t = job.truth;
+/// The truth of a run (after it: the faults carry the kernels they changed).
+inline truth make_truth(const job_config& cfg, const topology& topo, std::vector<fault> faults, std::string name,
+                        double severity) {
+  truth t;
   t.scenario_name = std::move(name);
   t.seed = cfg.seed;
   t.severity = severity;
   t.noise = cfg.noise;
   t.sizes = cfg.sizes;
-  t.order = job.topo.order_string();
-  t.world_size = job.topo.world_size();
+  t.order = topo.order_string();
+  t.world_size = topo.world_size();
   t.first_step = cfg.first_step;
   t.last_step = cfg.first_step + cfg.steps - 1;
   t.schedule = std::string(to_string(cfg.schedule));
   t.microbatches = cfg.microbatches;
   t.layers_per_stage = cfg.layers_per_stage;
   t.faults = std::move(faults);
-  t.clock_offsets_ns.reserve(job.ranks.size());
-  for (const auto& r : job.ranks) t.clock_offsets_ns.push_back(r.clock_offset_ns);
+  t.clock_offsets_ns.reserve(static_cast<std::size_t>(t.world_size));
+  for (int r = 0; r < t.world_size; ++r) t.clock_offsets_ns.push_back(clock_offset_ns(cfg, r));
+  return t;
+}
+
+}  // namespace detail
+
+/// Runs the job with the given faults; `name` and `severity` are recorded in the truth.
+inline simulated_job simulate(const job_config& cfg, std::vector<fault> faults, std::string name = "custom",
+                              double severity = 1.0) {
+  simulated_job job{cfg, detail::checked_topology(cfg, faults), {}, {}};
+  detail::timeline_recorder rec(cfg, job.topo.world_size());
+  detail::engine<detail::timeline_recorder> eng(cfg, job.topo, faults, rec);
+  eng.run([](int) {});
+  job.ranks = std::move(rec.ranks);
+  job.truth = detail::make_truth(cfg, job.topo, std::move(faults), std::move(name), severity);
   return job;
 }
 

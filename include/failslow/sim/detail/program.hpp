@@ -1,6 +1,9 @@
 // failslow/sim/detail/program.hpp -- the per-rank program of one training step: the ordered
 // kernels, collectives, point-to-point transfers and phase markers a rank issues, from the
 // job layout and the pipeline schedule (Megatron's 1F1B or GPipe). Internal to simulator.hpp.
+// Point-to-point peers are stored relative to the rank (peer = rank + offset; rank =
+// sum coord * stride, so the neighbouring stage is always +-stride(pp)): the program depends
+// only on the rank's pipeline stage, and the ranks of one stage share it.
 #pragma once
 
 #include <algorithm>
@@ -23,15 +26,22 @@ struct op {
   phase ph = phase::forward;
   parallel_dim dim = parallel_dim::tp;
   comm_op comm = comm_op::none;
-  int send_to = -1;
-  int recv_from = -1;
+  int send_offset = 0;  ///< p2p: the rank it sends to minus this rank (0: no send)
+  int recv_offset = 0;  ///< p2p: the rank it receives from minus this rank (0: no receive)
   std::int64_t nelems = 0;
   double transfer_us = 0;  ///< collectives: transfer time for this group size, before jitter
 };
 
+/// Kernel launches of one step of `program` (kernels, collectives and point-to-point ops).
+inline std::size_t launch_count(const std::vector<op>& program) {
+  return static_cast<std::size_t>(std::count_if(program.begin(), program.end(), [](const op& o) {
+    return o.type == op_type::kernel || o.type == op_type::collective || o.type == op_type::p2p;
+  }));
+}
+
 class program_builder {
  public:
-  program_builder(const job_config& cfg, const topology& topo, int rank) : cfg_(cfg), topo_(topo) {
+  program_builder(const job_config& cfg, const topology& topo, int rank) : cfg_(cfg), topo_(topo), rank_(rank) {
     const coordinates c = topo.coords(rank);
     stage_ = c[parallel_dim::pp];
     stages_ = topo.size(parallel_dim::pp);
@@ -132,8 +142,8 @@ class program_builder {
     o.type = op_type::p2p;
     o.role = kernel_role::nccl_send_recv;
     o.dim = parallel_dim::pp;
-    o.send_to = send_to;
-    o.recv_from = recv_from;
+    o.send_offset = send_to >= 0 ? send_to - rank_ : 0;
+    o.recv_offset = recv_from >= 0 ? recv_from - rank_ : 0;
     o.comm = send_to >= 0 && recv_from >= 0 ? comm_op::coalesced : send_to >= 0 ? comm_op::send : comm_op::recv;
     o.nelems = tokens_ * cfg_.hidden;
     o.transfer_us = spec_of(kernel_role::nccl_send_recv).base_us;
@@ -280,6 +290,7 @@ class program_builder {
 
   const job_config& cfg_;
   const topology& topo_;
+  int rank_;
   int stage_ = 0, stages_ = 1, prev_ = -1, next_ = -1;
   std::int64_t tokens_ = 1;
   std::vector<op> ops_;
