@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <failslow/compress/codec.hpp>
+#include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/window_compressor.hpp>
 #include <failslow/core/name_table.hpp>
 #include <failslow/stats/wasserstein.hpp>
@@ -188,16 +189,7 @@ void BM_compression_ratio_and_fidelity(benchmark::State& state) {
       std::string bytes = enc.header();
       for (const auto& w : windows) enc.encode(w, bytes);
       const auto dec = failslow::compress::decode_summaries(bytes);
-      for (const auto& k : dec.windows.back().kernels) {
-        auto x = exact[k.key];
-        std::sort(x.begin(), x.end());
-        const auto qe = failslow::stats::quantile_vector_sorted(x.data(), x.size(), 1024);
-        const auto qm = failslow::stats::quantile_vector(k.distribution(true), 1024);
-        double mean = 0;
-        for (double v : x) mean += v;
-        mean /= static_cast<double>(x.size());
-        rel_w1.push_back(failslow::stats::wasserstein1_quantiles(qe, qm) / mean);
-      }
+      for (const auto& k : dec.windows.back().kernels) rel_w1.push_back(failslow::compress::relative_w1(k, exact[k.key]));
       std::sort(rel_w1.begin(), rel_w1.end());
       for (auto _ : state) benchmark::DoNotOptimize(bytes.size());
       state.counters["fsum_bytes_per_step"] = static_cast<double>(bytes.size()) / steps;

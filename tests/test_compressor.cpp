@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <failslow/compress/merge.hpp>
 #include <failslow/compress/window_compressor.hpp>
+#include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -245,4 +247,39 @@ TEST_CASE("merging windows of a rank and ranks of a group") {
   other.insert(other.end(), out.windows.begin(), out.windows.end());
   CHECK(merge_windows(other).rank == -1);
   CHECK_THROWS_AS(merge_windows({}), invalid_argument);
+}
+
+TEST_CASE("the compressor's radix sort of durations equals std::sort", "[compressor][sort]") {
+  std::mt19937_64 rng(GENERATE(1u, 2u, 3u));
+  std::vector<double> scratch;
+  for (std::size_t n : {0u, 1u, 5u, 63u, 64u, 65u, 100u, 1000u, 4096u, 20000u}) {
+    std::lognormal_distribution<double> body(std::log(40e3), 0.3);
+    std::uniform_int_distribution<int> pick(0, 9);
+    std::vector<double> x;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int p = pick(rng);
+      x.push_back(p == 0   ? 0.0                                     // zero-length events
+                  : p == 1 ? std::round(body(rng) / 1000) * 1000     // microsecond ties
+                  : p == 2 ? std::numeric_limits<double>::denorm_min()
+                  : p == 3 ? 1e15                                    // a huge outlier
+                           : body(rng));
+    }
+    auto expected = x;
+    std::sort(expected.begin(), expected.end());
+    failslow::stats::detail::sort_nonnegative(x.data(), x.size(), scratch);
+    CHECK(x == expected);
+  }
+  // Negative values and NaN go to std::sort; NaNs sort last.
+  std::vector<double> mixed(200);
+  for (std::size_t i = 0; i < mixed.size(); ++i) mixed[i] = static_cast<double>(i % 7) - 3.0;
+  auto expected = mixed;
+  std::sort(expected.begin(), expected.end());
+  failslow::stats::detail::sort_nonnegative(mixed.data(), mixed.size(), scratch);
+  CHECK(mixed == expected);
+  mixed[17] = std::nan("");
+  mixed[150] = std::nan("");
+  failslow::stats::detail::sort_nonnegative(mixed.data(), mixed.size(), scratch);
+  CHECK(std::isnan(mixed[198]));
+  CHECK(std::isnan(mixed[199]));
+  CHECK(std::is_sorted(mixed.begin(), mixed.begin() + 198));
 }

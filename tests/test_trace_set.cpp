@@ -146,6 +146,8 @@ TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicat
   failslow_test::write_file(dir / "unranked_a.json", failslow_test::kineto_json(-1, 0, training(1, 100000, 0, 1)));
   failslow_test::write_file(dir / "unranked_b.json", failslow_test::kineto_json(-1, 0, training(1, 100000, 0, 1)));
   failslow_test::write_file(dir / "table.csv", "rank,step,name,start_ns,duration_ns\n7,1,k,1,2\n8,1,k,1,2\n");
+  // Not a trace: a JSON object without traceEvents next to the traces is skipped and listed.
+  failslow_test::write_file(dir / "truth.json", "{\"schema\": \"failslow.truth/1\", \"faults\": []}");
   for (unsigned threads : {1u, 2u, 5u}) {
     trace::trace_set_options o;
     o.threads = threads;
@@ -162,12 +164,20 @@ TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicat
     CHECK(set.world_size == 10);
     CHECK(set.duplicate_ranks == std::vector<std::int32_t>{3});
     CHECK(set.missing_ranks == std::vector<std::int32_t>{4, 5, 6});
+    CHECK(set.skipped_files == std::vector<std::string>{(dir / "truth.json").string()});
     for (const auto& t : set.traces)
       for (const auto& e : t.data.events) CHECK(e.rank == t.rank);
     // One name table: the same name has the same id in every trace.
     CHECK(set.traces[0].data.events[1].name == set.traces[1].data.events[1].name);
   }
   CHECK_THROWS_AS(trace::load_trace_set({(dir / "absent.json").string()}), invalid_argument);
+  {  // named explicitly, it is read: an empty trace, flagged
+    const auto named = trace::load_trace_set({(dir / "truth.json").string()});
+    REQUIRE(named.traces.size() == 1);
+    CHECK_FALSE(named.traces[0].data.has_trace_events);
+    CHECK(named.traces[0].data.events.empty());
+    CHECK(named.skipped_files.empty());
+  }
   trace::trace_set_options zero;
   zero.threads = 0;
   CHECK_THROWS_AS(trace::load_trace_set({dir.string()}, zero), invalid_argument);

@@ -2,14 +2,20 @@
 // it: ranks and world size, steps, event counts per category, communication / compute /
 // memory kernel time, the top kernels by total time, the GPU idle-time breakdown per rank and
 // the estimated clock skew per rank.
+// failslow inspect FILE.fsum [--json]: what a summary file (failslow compress, the window
+// compressor) holds: codec settings, ranks and their windows, events, kernel time per class,
+// the top kernels, counted skips, and every damaged block with its offset.
 #include <algorithm>
 #include <cstdio>
+#include <failslow/compress/codec.hpp>
 #include <failslow/core/kernel_class.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/idle.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,8 +41,114 @@ std::string ms(std::int64_t ns) {
   return buf;
 }
 
+bool is_fsum(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".fsum") == 0; }
+
+void inspect_summaries(const inspect_options& o) {
+  using namespace failslow;
+  if (o.paths.size() != 1) throw invalid_argument("inspect: give one .fsum file at a time");
+  std::ifstream f(o.paths.front(), std::ios::binary);
+  if (!f) throw invalid_argument("inspect: cannot open '" + o.paths.front() + "'");
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto d = compress::decode_summaries(bytes, o.paths.front());
+  const auto& classifier = kernel_classifier::defaults();
+  auto name_of = [&](name_id id) {
+    const auto it = d.names.find(id);
+    return it == d.names.end() ? "<name " + std::to_string(id) + " lost>" : it->second;
+  };
+  struct rank_totals {
+    std::uint64_t windows = 0, events = 0, skipped = 0, subsampled = 0;
+    std::uint64_t first = 0, last = 0;
+    double class_ns[3] = {0, 0, 0};
+  };
+  struct key_totals {
+    std::uint64_t count = 0;
+    double total_ns = 0;
+  };
+  std::map<std::int32_t, rank_totals> ranks;
+  std::map<name_id, key_totals> keys;
+  std::map<name_id, int> class_of;
+  for (const auto& w : d.windows) {
+    auto& r = ranks[w.rank];
+    r.first = r.windows ? std::min(r.first, w.window_id) : w.window_id;
+    r.last = r.windows ? std::max(r.last, w.window_id) : w.window_id;
+    ++r.windows;
+    r.events += w.event_count();
+    r.skipped += w.skipped.total();
+    r.subsampled += w.subsampled;
+    for (const auto& k : w.kernels) {
+      auto c = class_of.find(k.key);
+      if (c == class_of.end()) c = class_of.emplace(k.key, static_cast<int>(classifier.classify(name_of(k.key)))).first;
+      r.class_ns[c->second] += k.total_ns;
+      keys[k.key].count += k.count;
+      keys[k.key].total_ns += k.total_ns;
+    }
+  }
+  nlohmann::json j;
+  j["schema"] = "failslow.inspect_summaries/1";
+  j["source"] = o.paths.front();
+  j["bytes"] = bytes.size();
+  j["codec"] = {{"precision_bits", d.options.precision_bits}, {"key_frame_interval", d.options.key_frame_interval}};
+  j["windows"] = d.windows.size();
+  j["keys"] = d.names.size();
+  nlohmann::json damaged = nlohmann::json::array();
+  for (const auto& b : d.damaged) damaged.push_back({{"offset", b.offset}, {"reason", b.reason}});
+  j["damaged_blocks"] = damaged;
+  j["windows_without_reference"] = d.windows_without_reference;
+  nlohmann::json rj = nlohmann::json::array();
+  for (const auto& [rank, r] : ranks)
+    rj.push_back({{"rank", rank},
+                  {"windows", r.windows},
+                  {"first_window", r.first},
+                  {"last_window", r.last},
+                  {"events", r.events},
+                  {"skipped", r.skipped},
+                  {"subsampled", r.subsampled},
+                  {"kernel_time_ns", {{"compute", r.class_ns[0]}, {"communication", r.class_ns[1]}, {"memory", r.class_ns[2]}}}});
+  j["ranks"] = rj;
+  std::vector<std::pair<name_id, key_totals>> top(keys.begin(), keys.end());
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second.total_ns != b.second.total_ns ? a.second.total_ns > b.second.total_ns : a.first < b.first;
+  });
+  if (top.size() > o.top) top.resize(o.top);
+  nlohmann::json tj = nlohmann::json::array();
+  for (const auto& [id, k] : top)
+    tj.push_back({{"name", name_of(id)},
+                  {"class", std::string(to_string(classifier.classify(name_of(id))))},
+                  {"count", k.count},
+                  {"total_ns", k.total_ns}});
+  j["top_kernels"] = tj;
+  if (o.json) {
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("%s: %zu bytes, %zu windows of %zu rank(s), %zu kernel keys (precision %u bits, key frame every %u)\n",
+              o.paths.front().c_str(), bytes.size(), d.windows.size(), ranks.size(), d.names.size(),
+              d.options.precision_bits, d.options.key_frame_interval);
+  if (!d.damaged.empty() || d.windows_without_reference) {
+    std::printf("damaged blocks: %zu; delta windows skipped for a lost reference: %llu\n", d.damaged.size(),
+                static_cast<unsigned long long>(d.windows_without_reference));
+    for (const auto& b : d.damaged) std::printf("  at byte %llu: %s\n", static_cast<unsigned long long>(b.offset), b.reason.c_str());
+  }
+  for (const auto& [rank, r] : ranks)
+    std::printf("rank %d: windows %llu (#%llu .. #%llu), %llu events (%llu skipped, %llu via reservoir); GPU time "
+                "compute %s, communication %s, memory %s\n",
+                rank, static_cast<unsigned long long>(r.windows), static_cast<unsigned long long>(r.first),
+                static_cast<unsigned long long>(r.last), static_cast<unsigned long long>(r.events),
+                static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.subsampled),
+                ms(static_cast<std::int64_t>(r.class_ns[0])).c_str(), ms(static_cast<std::int64_t>(r.class_ns[1])).c_str(),
+                ms(static_cast<std::int64_t>(r.class_ns[2])).c_str());
+  std::cout << "\ntop kernels by total time:\n";
+  for (const auto& k : tj) {
+    std::string name = k["name"].get<std::string>();
+    if (name.size() > 90) name = name.substr(0, 87) + "...";
+    std::cout << "  " << ms(static_cast<std::int64_t>(k["total_ns"].get<double>())) << "  " << k["count"].dump()
+              << "x  [" << k["class"].get<std::string>() << "]  " << name << '\n';
+  }
+}
+
 void run(const inspect_options& o) {
   using namespace failslow;
+  if (std::any_of(o.paths.begin(), o.paths.end(), is_fsum)) return inspect_summaries(o);
   trace::trace_set_options so;
   so.threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   for (const auto& m : o.rank_map) {
@@ -54,6 +166,7 @@ void run(const inspect_options& o) {
   j["world_size"] = set.world_size;
   j["missing_ranks"] = set.missing_ranks;
   j["duplicate_ranks"] = set.duplicate_ranks;
+  j["skipped_files"] = set.skipped_files;
   struct kernel_total {
     std::uint64_t count = 0;
     std::int64_t total_ns = 0;
@@ -158,6 +271,7 @@ void run(const inspect_options& o) {
     std::cout << "missing ranks: " << set.missing_ranks.size() << " (first " << set.missing_ranks.front() << ")\n";
   if (!set.duplicate_ranks.empty())
     std::cout << "duplicate ranks: " << nlohmann::json(set.duplicate_ranks).dump() << '\n';
+  for (const auto& f : set.skipped_files) std::cout << "skipped (JSON without traceEvents): " << f << '\n';
   for (const auto& r : ranks) {
     std::cout << "\nrank " << r["rank"].get<int>() << " (" << r["rank_from"].get<std::string>() << ")  "
               << r["source"].get<std::string>() << '\n';
@@ -198,11 +312,12 @@ void run(const inspect_options& o) {
 void add_inspect_command(CLI::App& app) {
   auto opts = std::make_shared<inspect_options>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "What a trace set holds: ranks, steps, event counts, kernel time, idle time, clock skew");
+      "inspect", "What a trace set (or a .fsum file) holds: ranks, steps, event counts, kernel time, idle time, clock skew");
   cmd->add_option("traces", opts->paths,
-                  "Kineto .json/.json.gz, Nsight .sqlite, kernel tables .csv/.tsv, or folders of them")
+                  "Kineto .json/.json.gz, Nsight .sqlite, kernel tables .csv/.tsv, or folders of them; or one "
+                  ".fsum summary file")
       ->required();
-  cmd->add_flag("--json", opts->json, "JSON output (schema failslow.inspect/1)");
+  cmd->add_flag("--json", opts->json, "JSON output (schema failslow.inspect/1; failslow.inspect_summaries/1 for .fsum)");
   cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
   cmd->add_option("--top", opts->top, "number of top kernels to list (default 10)");
   cmd->add_option("--rank", opts->rank_map, "PATH=RANK: the rank of a file without distributedInfo (repeatable)");

@@ -37,7 +37,9 @@
 #include "failslow/detect/segment_cost.hpp"
 
 #include "failslow/compress/codec.hpp"
+#include "failslow/compress/fidelity.hpp"
 #include "failslow/compress/merge.hpp"
+#include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_compressor.hpp"
 #include "failslow/compress/window_summary.hpp"
 

@@ -24,7 +24,8 @@
 //   keys are stored absolutely. A key window every `key_frame_interval` windows of a rank bounds the loss
 //   from a damaged block to that many windows. The name dictionary is written once: each
 //   name before the first window that uses it.
-// Decoding validates every length, count and value and never reads out of bounds; a block with
+// Decoding validates every length, count and value (a duration code past the range of double is
+//   damage) and never reads out of bounds; a block with
 //   a bad CRC or an inconsistent payload is reported (offset, reason) and skipped, decoding
 //   resumes at the next "FSB1"; delta windows whose reference was lost are reported and
 //   skipped until the rank's next key window.
@@ -266,7 +267,7 @@ namespace detail {
 
 // Parses one window payload into codes; false on any inconsistency.
 inline bool read_window(std::string_view payload, bool is_delta, const std::map<std::int32_t, window_codes>& refs,
-                        window_summary& w, window_codes& codes, bool& missing_reference) {
+                        std::uint64_t max_code, window_summary& w, window_codes& codes, bool& missing_reference) {
   byte_reader r(payload);
   std::uint64_t u, ref_id = 0;
   std::int64_t s;
@@ -287,6 +288,9 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
   }
   std::int64_t span;
   if (!r.svarint(w.start_ns) || !r.svarint(span)) return false;
+  if (span > 0 ? w.start_ns > std::numeric_limits<std::int64_t>::max() - span
+               : w.start_ns < std::numeric_limits<std::int64_t>::min() - span)
+    return false;
   w.end_ns = w.start_ns + span;
   if (!r.varint(w.skipped.invalid_duration) || !r.varint(w.skipped.invalid_key) || !r.varint(w.skipped.no_window) ||
       !r.varint(w.subsampled) || !r.varint(u))
@@ -357,11 +361,15 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
     }
   }
   if (!delta_keys.empty() ? !deltas.exhausted() : false) return false;
-  // Consistency: sampled <= count, cluster counts add up to sampled.
+  // Consistency: sampled <= count, cluster counts add up to sampled, every duration code
+  // decodes to a finite positive double (or is 0).
   for (const auto& kc : codes.keys) {
     std::uint64_t in_clusters = 0;
+    if (kc.total > max_code) return false;
     for (const auto& a : kc.clusters) {
       if (a.count == 0 || a.count > kc.sampled) return false;
+      for (std::uint64_t c : {a.min, a.max, a.mean, a.sd, a.p50, a.p90, a.p99})
+        if (c > max_code) return false;
       in_clusters += a.count;
     }
     if (kc.sampled > kc.count || in_clusters != kc.sampled) return false;
@@ -385,6 +393,8 @@ inline decoded_summaries decode_summaries(std::string_view data, std::string_vie
   if (out.options.precision_bits < 4 || out.options.precision_bits > 20 || out.options.key_frame_interval == 0)
     throw parse_error({std::string(source), 0, 0, 5}, "precision bits in [4, 20] and a key frame interval >= 1");
   const quantizer q(out.options.precision_bits);
+  // Codes whose value exp(v s) stays a normal double: |v s| <= 700 (ln DBL_MAX = 709.8).
+  const std::uint64_t max_code = zigzag(static_cast<std::int64_t>(std::floor(700.0 / q.step))) + 1;
   std::map<std::int32_t, window_codes> refs;
   std::size_t pos = 8;
   auto resync = [&](std::size_t from) {
@@ -430,7 +440,7 @@ inline decoded_summaries decode_summaries(std::string_view data, std::string_vie
       window_summary w;
       window_codes codes;
       bool missing = false;
-      if (!read_window(payload, type == delta_window, refs, w, codes, missing)) {
+      if (!read_window(payload, type == delta_window, refs, max_code, w, codes, missing)) {
         if (missing) {
           ++out.windows_without_reference;
         } else {

@@ -418,7 +418,7 @@ class kineto_reader {
           check_skipped_scalar(v);
         }
       }
-      (void)saw_events;  // a file without traceEvents is an empty trace
+      out_.has_trace_events = saw_events;  // without traceEvents: an empty trace, flagged
     }
 
     void check_skipped_scalar(simdjson::ondemand::value& v) {

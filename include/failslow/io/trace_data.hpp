@@ -126,6 +126,9 @@ struct trace_data {
   std::vector<device_properties> devices;
   std::int64_t base_time_ns = 0;  ///< baseTimeNanoseconds, already added to every event time
   std::int64_t schema_version = -1;
+  /// False for a JSON object without traceEvents: no Kineto trace (e.g. a truth.json next to
+  /// the traces); read as an empty trace, and skipped when found by a folder search.
+  bool has_trace_events = true;
   read_stats stats;
 
   /// The rank the trace states (distributedInfo.rank), -1 when it does not.

@@ -16,6 +16,9 @@
 //   largest rank + 1), missing_ranks (in [0, world_size) with no trace), duplicate_ranks
 //   (claimed by more than one trace: all are kept, in path order; at most the first million
 //   missing ranks are listed), and each trace's rank_source.
+//   A JSON file found by a folder search that has no traceEvents (a truth.json, a config) is
+//   not a trace: it is skipped and listed in skipped_files; named explicitly, it is read as an
+//   empty trace.
 //   expand_trace_paths(paths) is the folder expansion alone.
 // Complexity: O(total bytes / threads) for reading; O(traces log traces) for the bookkeeping.
 // Errors: a path that does not exist, or a folder with no trace, throws invalid_argument;
@@ -81,6 +84,7 @@ struct trace_set {
   std::int64_t world_size = -1;
   std::vector<std::int32_t> missing_ranks;
   std::vector<std::int32_t> duplicate_ranks;
+  std::vector<std::string> skipped_files;  ///< JSON files of a folder that are no traces
 
   /// The first trace of `rank`, or nullptr.
   const rank_trace* find(std::int32_t rank) const noexcept {
@@ -113,8 +117,11 @@ inline bool is_trace_file(const std::string& name) {
 }  // namespace detail
 
 /// Files named by `paths`, folders expanded recursively (sorted within each folder).
-inline std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
+/// `from_folder`, when given, receives per file whether a folder search found it.
+inline std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
+                                                   std::vector<bool>* from_folder = nullptr) {
   std::vector<std::string> out;
+  if (from_folder) from_folder->clear();
   for (const auto& p : paths) {
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) {
@@ -125,8 +132,10 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
       if (found.empty()) throw invalid_argument("no trace files (*.json, *.json.gz, *.csv, *.tsv, *.sqlite) in " + p);
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
+      if (from_folder) from_folder->resize(out.size(), true);
     } else if (std::filesystem::exists(p, ec)) {
       out.push_back(p);
+      if (from_folder) from_folder->push_back(false);
     } else {
       throw invalid_argument("no such trace file or folder: " + p);
     }
@@ -136,7 +145,8 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
 
 inline trace_set load_trace_set(const std::vector<std::string>& paths, const trace_set_options& options = {}) {
   if (options.threads == 0) throw invalid_argument("load_trace_set: threads must be at least 1");
-  const auto files = expand_trace_paths(paths);
+  std::vector<bool> from_folder;
+  const auto files = expand_trace_paths(paths, &from_folder);
   trace_set set;
   std::vector<std::vector<io::trace_data>> loaded(files.size());
   std::vector<std::exception_ptr> errors(files.size());
@@ -174,6 +184,10 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
   std::vector<rank_trace> traces;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto mapped = options.rank_of.find(files[i]);
+    if (from_folder[i] && loaded[i].size() == 1 && !loaded[i].front().has_trace_events) {
+      set.skipped_files.push_back(files[i]);
+      continue;
+    }
     for (auto& d : loaded[i]) {
       rank_trace rt;
       if (mapped != options.rank_of.end() && loaded[i].size() == 1) {
