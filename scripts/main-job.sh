@@ -2,7 +2,8 @@
 # The main job: installs the Debian packages, builds the failslow tool (release preset),
 # simulates the default job -- 64 ranks (tp 2 x pp 4 x dp 8, 1F1B, 30 steps) with a compute
 # straggler -- into build/release/main-job/, shows what the generated traces hold
-# (failslow inspect) and then the ground truth. Arguments, when given, replace the default
+# (failslow inspect), compresses it into per-step window summaries (failslow compress) and
+# then shows the ground truth. Arguments, when given, replace the default
 # `failslow simulate` options (e.g. --scenario dp-link --seed 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,9 @@ echo "== failslow simulate =="
 echo
 echo "== failslow inspect (what the generated job holds) =="
 "$tool" inspect "$out"/rank_*.json.gz
+echo
+echo "== failslow compress (the job as per-step window summaries) =="
+"$tool" compress "$out"/rank_*.json.gz -o "$out/job.fsum"
 echo
 echo "== truth ($out/truth.json, per-rank clock offsets left out) =="
 python3 - "$out/truth.json" <<'PY'
