@@ -31,7 +31,7 @@ struct compress_options {
   std::vector<std::string> paths;
   std::string out;
   unsigned key_frame = 16;
-  unsigned precision = 8;
+  unsigned precision = 7;
   std::size_t cap = 4096;
   double window_ms = 0;
   bool no_steps = false;
@@ -202,7 +202,7 @@ void add_compress_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", opts->out, "the .fsum file to write")->required();
   cmd->add_option("--key-frame", opts->key_frame, "a self-contained window every K windows per rank (default 16)");
-  cmd->add_option("--precision", opts->precision, "log-quantisation bits, relative error 2^-(bits+1) (default 8)");
+  cmd->add_option("--precision", opts->precision, "log-quantisation bits, relative error 2^-(bits+1) (default 7)");
   cmd->add_option("--cap", opts->cap, "durations kept per key and window before reservoir sampling (default 4096)");
   cmd->add_option("--window-ms", opts->window_ms, "time-bounded windows when the traces have no steps (0: one window)");
   cmd->add_flag("--no-steps", opts->no_steps, "ignore ProfilerStep annotations; use --window-ms windows");

@@ -15,8 +15,10 @@
 //              nibble section with the same fields of the delta keys.
 //   Durations are log-quantised: code = zigzag(round(ln x / s)) + 1 (0 for x <= 0) with
 //   s = ln(1 + 2^-precision_bits); decoding returns x = exp(v s), so every duration, mean and
-//   quantile comes back within a relative error of s / 2 ~ 2^-(bits+1) (2.0e-3 for the default
-//   8 bits, far below the noise of a window's statistics); sd likewise; a cluster's sum is
+//   quantile comes back within a relative error of s / 2 ~ 2^-(bits+1) (3.9e-3 for the default
+//   7 bits, below the noise of a window's statistics: a p99 of a hundred kernels moves by a few
+//   percent from window to window; 8 bits cost 14 % more bytes on the simulated steps of
+//   bench/README.md for 0.03 points of median W1/mean); sd likewise; a cluster's sum is
 //   mean * count. Counts are exact.
 //   Delta windows store each key present in the reference with the same number of clusters as
 //   differences of the codes and counts, packed as 4-bit nibbles (values in [-7, 7]) with
@@ -53,7 +55,7 @@
 namespace failslow::compress {
 
 struct codec_options {
-  unsigned precision_bits = 8;       ///< log-quantisation step ln(1 + 2^-bits), 4..20
+  unsigned precision_bits = 7;       ///< log-quantisation step ln(1 + 2^-bits), 4..20
   unsigned key_frame_interval = 16;  ///< a self-contained window every this many per rank
 };
 
