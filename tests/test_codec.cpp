@@ -166,3 +166,66 @@ TEST_CASE("truncated and random inputs never read out of bounds") {
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x01\x40\x10\x00", 8)), parse_error);
   CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, codec_options{2, 16}), invalid_argument);
 }
+
+TEST_CASE("the name dictionary's LZ77 round-trips and rejects bad streams", "[codec][lz]") {
+  using failslow::compress::detail::byte_reader;
+  std::mt19937_64 rng(GENERATE(1u, 2u));
+  std::vector<std::string> inputs{"", "a", "abcd", std::string(5000, 'x')};
+  // Kernel-like names: long shared substrings, not only prefixes.
+  std::string names;
+  const char* parts[] = {"void at::native::vectorized_elementwise_kernel<4, ", "at::native::BinaryFunctor<float, float, float, ",
+                         "at::native::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, ", "cutlass::Kernel<",
+                         "cutlass_80_tensorop_s1688gemm_", "128x128_32x3_nn_align4>(Params)"};
+  std::uniform_int_distribution<int> pick(0, 5), byte(0, 255);
+  for (int i = 0; i < 300; ++i) names += parts[pick(rng)];
+  inputs.push_back(names);
+  std::string noise;
+  for (int i = 0; i < 3000; ++i) noise.push_back(static_cast<char>(byte(rng)));
+  inputs.push_back(noise);
+  for (const auto& in : inputs) {
+    std::string z;
+    failslow::compress::detail::lz_compress(in, z);
+    byte_reader r(z);
+    std::string back;
+    REQUIRE(failslow::compress::detail::lz_decompress(r, in.size(), back));
+    CHECK(back == in);
+    CHECK(r.remaining() == 0);
+    if (&in == &inputs[4]) CHECK(z.size() * 8 < in.size());  // repetitive names: more than 8x
+  }
+  // A distance before the start, a length past the declared size, a truncated literal run.
+  for (std::string bad : {std::string("\x09\x05", 2), std::string("\x02" "a\x0b\x01", 4), std::string("\x08" "ab", 3)}) {
+    byte_reader r(bad);
+    std::string back;
+    CHECK_FALSE(failslow::compress::detail::lz_decompress(r, 4, back));
+  }
+  byte_reader huge(std::string_view("\x02" "a", 2));
+  std::string back;
+  CHECK_FALSE(failslow::compress::detail::lz_decompress(huge, std::uint64_t{1} << 40, back));
+}
+
+TEST_CASE("long kernel names cost a fraction of their length in the file", "[codec][lz]") {
+  name_table names;
+  std::vector<window_summary> windows(1);
+  windows[0].rank = 0;
+  std::size_t raw = 0;
+  for (int i = 0; i < 100; ++i) {
+    const std::string n = "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+                          "at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, " +
+                          std::to_string(i) + "> >(int, at::native::AUnaryFunctor<float>, at::detail::Array<char*, 2>)";
+    raw += n.size();
+    kernel_summary k;
+    k.key = names.intern(n);
+    k.count = k.sampled = 1;
+    std::vector<double> d{1000.0 + i};
+    k.clusters.push_back(failslow::stats::summarize_sorted(d.data(), 1));
+    windows[0].kernels.push_back(k);
+  }
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); });
+  std::string bytes = enc.header();
+  enc.encode(windows[0], bytes);
+  CHECK(bytes.size() * 5 < raw);
+  const auto dec = decode_summaries(bytes);
+  CHECK(dec.damaged.empty());
+  REQUIRE(dec.names.size() == 100);
+  for (const auto& [id, text] : dec.names) CHECK(text == names.name(id));
+}

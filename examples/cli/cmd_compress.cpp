@@ -145,7 +145,7 @@ void run(const compress_options& o) {
   }
   std::sort(rel_w1.begin(), rel_w1.end());
 
-  std::uint64_t name_bytes = 0;  // the one-off dictionary: long C++ kernel names dominate short traces
+  std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ): long C++ names weigh on short traces
   for (const auto& [id, n] : decoded.names) name_bytes += n.size();
   const auto ratio = [&](std::uint64_t in) { return bytes.empty() ? 0.0 : static_cast<double>(in) / static_cast<double>(bytes.size()); };
   nlohmann::json j;
@@ -183,7 +183,7 @@ void run(const compress_options& o) {
   std::printf("GPU events: %llu compressed, %llu outside steps, %llu skipped; %llu host events not compressed\n",
               static_cast<unsigned long long>(total.compressed), static_cast<unsigned long long>(total.outside_steps),
               static_cast<unsigned long long>(total.skipped), static_cast<unsigned long long>(total.host_events));
-  std::printf("%zu bytes (%llu of them kernel names, written once): %.1fx the input files (%llu bytes), %.1fx these events as minimal Kineto JSON, %.1fx as "
+  std::printf("%zu bytes (kernel names: %llu bytes before LZ, written once): %.1fx the input files (%llu bytes), %.1fx these events as minimal Kineto JSON, %.1fx as "
               "32-byte records\n",
               bytes.size(), static_cast<unsigned long long>(name_bytes), ratio(input_bytes), static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes),
               ratio(total.compressed * 32));
