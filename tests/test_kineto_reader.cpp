@@ -49,6 +49,17 @@ TEST_CASE("decimal text converts to exact scaled integers") {
   CHECK(parse_scaled("1e-400", 0).value == 0);
   CHECK(parse_scaled("12 ", 0).value == 12);
   CHECK_FALSE(parse_scaled("1.25", 0).exact);
+  // The fast path (non-negative, at most 18 digits, at most `scale` after the point) and its edges.
+  CHECK(parse_scaled("999999999999999999", 0).value == 999999999999999999);
+  CHECK(parse_scaled("9223372036854775.807", 3).value == INT64_MAX);  // 19 digits: the general path
+  CHECK(parse_scaled("9223372036854775", 3).value == 9223372036854775000);
+  CHECK(parse_scaled("9223372036854776", 3).status == number_status::out_of_range);
+  CHECK(parse_scaled("123.4", 3).value == 123400);
+  CHECK(parse_scaled("123.45 \n", 3).value == 123450);
+  CHECK(parse_scaled("0.5", 3).value == 500);
+  CHECK(parse_scaled("0 ", 3).value == 0);
+  CHECK(parse_scaled("1.0", 0).value == 1);
+  CHECK(parse_scaled("2.0005", 3).value == 2000);  // more digits than the scale: rounded, half to even
   for (const char* bad : {"01", "1.", "-", "1e", "1.2.3", "+1", "NaN", "Infinity", "0x10", "1e+", ".5", "12a"})
     CHECK(parse_scaled(bad, 0).status == number_status::malformed);
   for (const char* wrong : {"\"12\"", "true", "null", "[1]", "{}"})

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <failslow/trace/clock_align.hpp>
+#include <failslow/trace/idle.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
 #include <random>
@@ -117,6 +118,31 @@ TEST_CASE("steps on the GPU follow correlation ids, even when the GPU runs a ste
   CHECK_FALSE(trace::profiler_step_number("ProfilerStep#").has_value());
   CHECK_FALSE(trace::profiler_step_number("ProfilerStep#5a").has_value());
   CHECK_FALSE(trace::profiler_step_number("Optimizer.step").has_value());
+}
+
+TEST_CASE("sparse correlation ids give the same steps and idle breakdown as dense ones") {
+  name_table names;
+  auto dense = training(4, 100000, 40000, 5);
+  auto sparse = dense;
+  for (auto& e : sparse)
+    if (e.correlation != 999999) e.correlation *= 1000003;  // past the flat table's bound: hashed
+  const auto a = io::read_kineto_buffer(failslow_test::kineto_json(0, 1, dense), names);
+  const auto b = io::read_kineto_buffer(failslow_test::kineto_json(0, 1, sparse), names);
+  const auto ma = trace::map_steps(a, names), mb = trace::map_steps(b, names);
+  CHECK(ma.step_of_event == mb.step_of_event);
+  CHECK(mb.unattributed == 1);
+  REQUIRE(ma.steps.size() == mb.steps.size());
+  for (std::size_t s = 0; s < ma.steps.size(); ++s) {
+    CHECK(ma.steps[s].launches == mb.steps[s].launches);
+    CHECK(ma.steps[s].gpu_busy_ns == mb.steps[s].gpu_busy_ns);
+  }
+  const auto ia = trace::analyze_idle(a), ib = trace::analyze_idle(b);
+  CHECK(ia.host_wait_ns == ib.host_wait_ns);
+  CHECK(ia.kernel_wait_ns == ib.kernel_wait_ns);
+  CHECK(ia.other_ns == ib.other_ns);
+  CHECK(ia.unknown_launch == ib.unknown_launch);
+  CHECK(ia.launch_delays == ib.launch_delays);
+  CHECK(ia.launch_delays.size() == 20);
 }
 
 TEST_CASE("steps from a kernel table's step column") {

@@ -36,11 +36,13 @@
 //   holds 1.7e15 us only to 0.25 us). timestamp_unit::nanoseconds reads ts/dur as ns instead
 //   (for writers that emit ns). baseTimeNanoseconds, when present, is added to every event
 //   (apply_base_time): start_ns = baseTimeNanoseconds + ts * 1000, exact.
-// Complexity: O(bytes). A structural pre-scan (SSE2, 64 bytes at a time: strings and bracket
-//   depth only) finds traceEvents and cuts it into chunks of whole events (chunk_bytes, 1 MiB);
-//   each chunk is parsed by one reused simdjson parser, so memory is the file (memory-mapped,
-//   or gunzipped) + O(chunk) + 40 bytes per stored event (+ the side tables), whatever the file
-//   size. A kineto_reader keeps its parser between files: use one per thread.
+// Complexity: O(bytes). A structural pre-scan (64 bytes at a time with AVX-512BW, AVX2 or
+//   SSE2, whichever the build targets: strings and bracket depth only) finds traceEvents and
+//   cuts it into chunks of whole events (chunk_bytes, 1 MiB); each chunk is parsed by one
+//   reused simdjson parser, so memory is the file (read into memory, on Linux into huge
+//   pages; or gunzipped) + O(chunk) + 40 bytes per stored event (the vector keeps at most 25 %
+//   spare capacity) + the side tables, whatever the file size. A kineto_reader keeps its
+//   parser between files: use one per thread.
 // Errors (documented, tested):
 //   parse_error   malformed JSON: truncated file, unbalanced brackets, bad literals (NaN),
 //                 malformed numbers, trailing content, nesting deeper than max_depth, a root
@@ -107,6 +109,12 @@ namespace detail {
 
 /// Raw text of a key or string value as it appears in the file (escapes not processed).
 inline std::string_view raw_string_text(const char* raw) noexcept {
+  // Keys are short: a plain loop over the first 32 bytes (the text is a validated string, so
+  // its closing quote comes before the end of the buffer), memchr beyond.
+  for (std::size_t k = 0; k < 32; ++k) {
+    if (raw[k] == '\\') break;
+    if (raw[k] == '"') return std::string_view(raw, k);
+  }
   const char* p = raw;
   for (;;) {
     const char* q = static_cast<const char*>(std::memchr(p, '"', 1 << 20));
@@ -162,7 +170,7 @@ class kineto_reader {
  public:
   kineto_reader() = default;
 
-  /// Reads a .json or .json.gz file (memory-mapped, or gunzipped in memory); names are
+  /// Reads a .json or .json.gz file (read or gunzipped into memory); names are
   /// interned into `names`.
   trace_data read_file(const std::string& path, name_table& names, const kineto_read_options& options = {}) {
     const auto bytes = detail::file_bytes::open(path);
@@ -211,6 +219,7 @@ class kineto_reader {
       }
       mode_ = mode::chunk;
       out_.events.reserve(layout.count);
+      detail::advise_huge_pages(out_.events.data(), out_.events.capacity() * sizeof(event));
       for (const auto& [b, e] : layout.chunks) {
         chunk_begin_ = b;
         load("[", std::string_view(begin_ + b, e - b), "]");
@@ -540,6 +549,12 @@ class kineto_reader {
     }
 
     // ---- events ------------------------------------------------------------------------------
+    // key == lit, with the length known at compile time (inlined compares, no memcmp call).
+    template <std::size_t N>
+    static bool is(std::string_view key, const char (&lit)[N]) noexcept {
+      return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
+    }
+
     struct raw_event {
       std::string_view ph, cat, name, ts, dur, pid, tid;
       bool has_name = false, name_type_error = false;
@@ -556,9 +571,9 @@ class kineto_reader {
 
     void read_events(simdjson::ondemand::array& arr, simdjson::ondemand::document& doc) {
       for (auto item_res : arr) {
-        simdjson::ondemand::value item;
-        if (auto e = std::move(item_res).get(item))
-          fail_code(e, location(doc), "a trace event (an object) in traceEvents");
+        // Used in place (no copies of simdjson's iterators: they cost store-forwarding stalls).
+        if (auto e = item_res.error()) fail_code(e, location(doc), "a trace event (an object) in traceEvents");
+        simdjson::ondemand::value&& item = std::move(item_res).value_unsafe();
         ++out_.stats.events_seen;
         event_begin_ = item.raw_json_token().data();
         last_ = event_begin_;
@@ -577,37 +592,37 @@ class kineto_reader {
 
     void read_event_fields(simdjson::ondemand::object& obj, simdjson::ondemand::document& doc, raw_event& ev) {
       for (auto f_res : obj) {
-        simdjson::ondemand::field f;
-        if (auto e = std::move(f_res).get(f)) fail_code(e, location(doc), "a key/value pair in a trace event");
+        if (auto e = f_res.error()) fail_code(e, location(doc), "a key/value pair in a trace event");
+        simdjson::ondemand::field&& f = std::move(f_res).value_unsafe();
         const std::string_view key = detail::raw_string_text(f.key().raw());
-        simdjson::ondemand::value v = f.value();
+        simdjson::ondemand::value& v = f.value();
         if (key.size() == 2) {
-          if (key == "ph") {
+          if (is(key, "ph")) {
             ev.ph = string_or_empty(v);
             continue;
           }
-          if (key == "ts") {
+          if (is(key, "ts")) {
             ev.ts = v.raw_json_token();
             continue;
           }
         } else if (key.size() == 3) {
-          if (key == "cat") {
+          if (is(key, "cat")) {
             ev.cat = string_or_empty(v);
             continue;
           }
-          if (key == "dur") {
+          if (is(key, "dur")) {
             ev.dur = v.raw_json_token();
             continue;
           }
-          if (key == "pid") {
+          if (is(key, "pid")) {
             ev.pid = v.raw_json_token();
             continue;
           }
-          if (key == "tid") {
+          if (is(key, "tid")) {
             ev.tid = v.raw_json_token();
             continue;
           }
-        } else if (key == "name") {
+        } else if (is(key, "name")) {
           std::string_view s;
           const auto e = v.get_string().get(s);
           if (!e) {
@@ -620,7 +635,7 @@ class kineto_reader {
             fail_code(e, last_token(v), "a string event name");
           }
           continue;
-        } else if (key == "args") {
+        } else if (is(key, "args")) {
           read_args(v, doc, ev);
           continue;
         }
@@ -672,89 +687,89 @@ class kineto_reader {
       }
       if (e) fail_code(e, location(doc), "an args object");
       for (auto f_res : a) {
-        simdjson::ondemand::field f;
-        if (auto e2 = std::move(f_res).get(f)) fail_code(e2, location(doc), "a key/value pair in args");
+        if (auto e2 = f_res.error()) fail_code(e2, location(doc), "a key/value pair in args");
+        simdjson::ondemand::field&& f = std::move(f_res).value_unsafe();
         const std::string_view key = detail::raw_string_text(f.key().raw());
-        simdjson::ondemand::value fv = f.value();
+        simdjson::ondemand::value& fv = f.value();
         switch (key.empty() ? '\0' : key[0]) {
           case 'd':
-            if (key == "device") {
+            if (is(key, "device")) {
               ev.device = fv.raw_json_token();
               continue;
             }
-            if (key == "dtype") {
+            if (is(key, "dtype")) {
               ev.has_nccl = true;
               ev.dtype = arg_string(fv, ev);
               continue;
             }
             break;
           case 's':
-            if (key == "stream") {
+            if (is(key, "stream")) {
               ev.stream = fv.raw_json_token();
               continue;
             }
             break;
           case 'c':
-            if (key == "correlation") {
+            if (is(key, "correlation")) {
               ev.correlation = fv.raw_json_token();
               continue;
             }
             break;
           case 'g':
-            if (key == "grid") {
+            if (is(key, "grid")) {
               ev.has_grid = true;
               read_dims(fv, doc, ev.grid, ev);
               continue;
             }
             break;
           case 'b':
-            if (key == "block") {
+            if (is(key, "block")) {
               ev.has_block = true;
               read_dims(fv, doc, ev.block, ev);
               continue;
             }
             break;
           case 'C':
-            if (key == "Collective name") {
+            if (is(key, "Collective name")) {
               ev.has_nccl = true;
               ev.coll_name = arg_string(fv, ev);
               continue;
             }
             break;
           case 'G':
-            if (key == "Group size") {
+            if (is(key, "Group size")) {
               ev.has_nccl = true;
               ev.group_size = fv.raw_json_token();
               continue;
             }
             break;
           case 'I':
-            if (key == "In msg nelems") {
+            if (is(key, "In msg nelems")) {
               ev.has_nccl = true;
               ev.in_nelems = fv.raw_json_token();
               continue;
             }
             break;
           case 'O':
-            if (key == "Out msg nelems") {
+            if (is(key, "Out msg nelems")) {
               ev.has_nccl = true;
               ev.out_nelems = fv.raw_json_token();
               continue;
             }
             break;
           case 'P':
-            if (key == "Process Group Name") {
+            if (is(key, "Process Group Name")) {
               ev.has_nccl = true;
               const std::string_view tok = fv.raw_json_token();
               ev.pg_name = (!tok.empty() && tok[0] != '"') ? number_text(fv, ev) : arg_string(fv, ev);
               continue;
             }
-            if (key == "Process Group Description") {
+            if (is(key, "Process Group Description")) {
               ev.has_nccl = true;
               ev.pg_desc = arg_string(fv, ev);
               continue;
             }
-            if (key == "Process Group Ranks") {
+            if (is(key, "Process Group Ranks")) {
               ev.has_nccl = true;
               read_pg_ranks(fv, doc, ev);
               continue;
@@ -851,24 +866,24 @@ class kineto_reader {
     static category categorize(std::string_view cat) noexcept {
       switch (cat.size()) {
         case 6:
-          if (cat == "kernel") return category::kernel;
-          if (cat == "cpu_op") return category::cpu_op;
+          if (is(cat, "kernel")) return category::kernel;
+          if (is(cat, "cpu_op")) return category::cpu_op;
           break;
         case 10:
-          if (cat == "gpu_memcpy") return category::memcpy;
-          if (cat == "gpu_memset") return category::memset;
+          if (is(cat, "gpu_memcpy")) return category::memcpy;
+          if (is(cat, "gpu_memset")) return category::memset;
           break;
         case 11:
-          if (cat == "cuda_driver") return category::runtime;
+          if (is(cat, "cuda_driver")) return category::runtime;
           break;
         case 12:
-          if (cat == "cuda_runtime") return category::runtime;
+          if (is(cat, "cuda_runtime")) return category::runtime;
           break;
         case 15:
-          if (cat == "user_annotation") return category::annotation;
+          if (is(cat, "user_annotation")) return category::annotation;
           break;
         case 19:
-          if (cat == "gpu_user_annotation") return category::gpu_annotation;
+          if (is(cat, "gpu_user_annotation")) return category::gpu_annotation;
           break;
         default:
           break;
@@ -904,12 +919,13 @@ class kineto_reader {
         malformed(&read_stats::missing_field, "a \"ph\" field in every trace event");
         return;
       }
-      if (ev.ph != "X") {
-        if (ev.ph == "M")
+      const char ph = ev.ph.size() == 1 ? ev.ph[0] : '\0';
+      if (ph != 'X') {
+        if (ph == 'M')
           ++st.metadata;
-        else if (ev.ph == "s" || ev.ph == "t" || ev.ph == "f")
+        else if (ph == 's' || ph == 't' || ph == 'f')
           ++st.flows;
-        else if (ev.ph == "i" || ev.ph == "I")
+        else if (ph == 'i' || ph == 'I')
           ++st.instants;
         else
           ++st.other_phases;
@@ -1104,7 +1120,14 @@ class kineto_reader {
       const std::int32_t rank = out_.stated_rank();
       for (auto& e : out_.events) e.rank = rank;
       // The reservation counted every traceEvents entry; keep at most 25 % slack.
-      if (out_.events.capacity() > out_.events.size() + out_.events.size() / 4) out_.events.shrink_to_fit();
+      auto& ev = out_.events;
+      if (ev.capacity() > ev.size() + ev.size() / 4) {
+        std::vector<event> tight;
+        tight.reserve(ev.size());
+        detail::advise_huge_pages(tight.data(), tight.capacity() * sizeof(event));
+        tight.assign(ev.begin(), ev.end());
+        ev.swap(tight);
+      }
     }
 
     kineto_reader& owner_;

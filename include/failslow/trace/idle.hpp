@@ -42,6 +42,7 @@
 #include "failslow/core/event.hpp"
 #include "failslow/io/trace_data.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/trace/detail/correlation_map.hpp"
 
 namespace failslow::trace {
 
@@ -107,7 +108,7 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
     throw invalid_argument("analyze_idle: thresholds must be >= 0 and the busy fraction in [0, 1]");
   idle_report out;
   const auto& ev = trace.events;
-  std::unordered_map<std::uint32_t, std::uint32_t> launch_of;  // correlation -> runtime event
+  auto launch_of = detail::correlation_map::for_launches(ev);  // correlation -> runtime event
   for (std::size_t i = 0; i < ev.size(); ++i)
     if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
       launch_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
@@ -117,10 +118,10 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
     if (!is_device_activity(ev[i].kind)) continue;
     streams[{ev[i].device, ev[i].stream}].push_back(static_cast<std::uint32_t>(i));
     if (ev[i].correlation == 0) continue;
-    const auto it = launch_of.find(ev[i].correlation);
-    if (it == launch_of.end()) continue;
-    is_launch[it->second] = true;
-    out.launch_delays.emplace_back(static_cast<std::uint32_t>(i), ev[i].start_ns - ev[it->second].end_ns);
+    const std::uint32_t* launch = launch_of.find(ev[i].correlation);
+    if (!launch) continue;
+    is_launch[*launch] = true;
+    out.launch_delays.emplace_back(static_cast<std::uint32_t>(i), ev[i].start_ns - ev[*launch].end_ns);
   }
   for (auto& [key, idx] : streams) {
     std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -137,11 +138,11 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
       if (e.start_ns > reach) {
         const std::int64_t gap = e.start_ns - reach;
         ++s.gaps;
-        const auto it = e.correlation ? launch_of.find(e.correlation) : launch_of.end();
-        if (it == launch_of.end()) {
+        const std::uint32_t* launch = e.correlation ? launch_of.find(e.correlation) : nullptr;
+        if (!launch) {
           ++out.unknown_launch;
           s.other_ns += gap;
-        } else if (ev[it->second].start_ns >= reach) {
+        } else if (ev[*launch].start_ns >= reach) {
           s.host_wait_ns += gap;
         } else if (gap <= options.kernel_wait_ns) {
           s.kernel_wait_ns += gap;

@@ -33,6 +33,7 @@
 #include "failslow/core/event.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/trace_data.hpp"
+#include "failslow/trace/detail/correlation_map.hpp"
 
 namespace failslow::trace {
 
@@ -141,7 +142,7 @@ inline step_map map_steps(const io::trace_data& trace, const name_table& names) 
     if (t >= it->cpu_end_ns) return -1;
     return static_cast<std::int32_t>(it - out.steps.begin());
   };
-  std::unordered_map<std::uint32_t, std::int32_t> step_of_launch;
+  auto step_of_launch = detail::correlation_map::for_launches(ev);  // correlation -> step index
   for (std::size_t i = 0; i < ev.size(); ++i) {
     const auto& e = ev[i];
     if (is_device_activity(e.kind)) continue;
@@ -153,18 +154,18 @@ inline step_map map_steps(const io::trace_data& trace, const name_table& names) 
       continue;
     }
     ++out.steps[static_cast<std::size_t>(k)].launches;
-    if (e.correlation != 0) step_of_launch[e.correlation] = k;
+    if (e.correlation != 0) step_of_launch.assign(e.correlation, static_cast<std::uint32_t>(k));
   }
   for (std::size_t i = 0; i < ev.size(); ++i) {
     const auto& e = ev[i];
     if (!is_device_activity(e.kind)) continue;
-    const auto it = e.correlation != 0 ? step_of_launch.find(e.correlation) : step_of_launch.end();
-    if (it == step_of_launch.end()) {
+    const std::uint32_t* step = e.correlation != 0 ? step_of_launch.find(e.correlation) : nullptr;
+    if (!step) {
       ++out.unattributed;
       continue;
     }
-    out.step_of_event[i] = it->second;
-    add_gpu(out.steps[static_cast<std::size_t>(it->second)], e);
+    out.step_of_event[i] = static_cast<std::int32_t>(*step);
+    add_gpu(out.steps[*step], e);
   }
   return out;
 }

@@ -49,6 +49,37 @@ inline scaled_number parse_scaled(std::string_view tok, int scale) noexcept {
   std::size_t i = 0;
   const std::size_t n = tok.size();
   if (n == 0) return r;
+  // Fast path, the common case of trace files: a non-negative number of at most 18 digits
+  // with at most `scale` of them after the point, then only white space: exact, no rounding.
+  // Anything else takes the general path below.
+  if (static_cast<unsigned>(scale) <= 3 && is_digit(tok[0]) && (tok[0] != '0' || n == 1 || !is_digit(tok[1]))) {
+    std::uint64_t acc = 0;
+    std::size_t k = 0;
+    int digits = 0, frac = 0;
+    while (k < n && digits < 18 && is_digit(tok[k])) {
+      acc = acc * 10 + static_cast<std::uint64_t>(tok[k++] - '0');
+      ++digits;
+    }
+    if (k + 1 < n && tok[k] == '.' && is_digit(tok[k + 1])) {
+      ++k;
+      while (k < n && frac < scale && digits < 18 && is_digit(tok[k])) {
+        acc = acc * 10 + static_cast<std::uint64_t>(tok[k++] - '0');
+        ++digits;
+        ++frac;
+      }
+    }
+    std::size_t end = k;
+    while (end < n && is_json_space(tok[end])) ++end;
+    if (end == n && tok[k - 1] != '.') {
+      static constexpr std::uint64_t pow10[4] = {1, 10, 100, 1000};
+      const std::uint64_t mul = pow10[scale - frac];
+      if (acc <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / mul) {
+        r.status = number_status::ok;
+        r.value = static_cast<std::int64_t>(acc * mul);
+        return r;
+      }
+    }
+  }
   if (!(tok[0] == '-' || is_digit(tok[0]))) {
     r.status = classify_non_number(tok);
     return r;

