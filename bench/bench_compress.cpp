@@ -189,7 +189,8 @@ void BM_compression_ratio_and_fidelity(benchmark::State& state) {
       std::string bytes = enc.header();
       for (const auto& w : windows) enc.encode(w, bytes);
       const auto dec = failslow::compress::decode_summaries(bytes);
-      for (const auto& k : dec.windows.back().kernels) rel_w1.push_back(failslow::compress::relative_w1(k, exact[k.key]));
+      for (const auto& k : dec.windows.back().kernels)
+        rel_w1.push_back(failslow::compress::relative_w1(k, exact[k.key]));
       std::sort(rel_w1.begin(), rel_w1.end());
       for (auto _ : state) benchmark::DoNotOptimize(bytes.size());
       state.counters["fsum_bytes_per_step"] = static_cast<double>(bytes.size()) / steps;

@@ -173,9 +173,12 @@ TEST_CASE("the name dictionary's LZ77 round-trips and rejects bad streams", "[co
   std::vector<std::string> inputs{"", "a", "abcd", std::string(5000, 'x')};
   // Kernel-like names: long shared substrings, not only prefixes.
   std::string names;
-  const char* parts[] = {"void at::native::vectorized_elementwise_kernel<4, ", "at::native::BinaryFunctor<float, float, float, ",
-                         "at::native::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, ", "cutlass::Kernel<",
-                         "cutlass_80_tensorop_s1688gemm_", "128x128_32x3_nn_align4>(Params)"};
+  const char* parts[] = {"void at::native::vectorized_elementwise_kernel<4, ",
+                         "at::native::BinaryFunctor<float, float, float, ",
+                         "at::native::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, ",
+                         "cutlass::Kernel<",
+                         "cutlass_80_tensorop_s1688gemm_",
+                         "128x128_32x3_nn_align4>(Params)"};
   std::uniform_int_distribution<int> pick(0, 5), byte(0, 255);
   for (int i = 0; i < 300; ++i) names += parts[pick(rng)];
   inputs.push_back(names);
@@ -193,12 +196,21 @@ TEST_CASE("the name dictionary's LZ77 round-trips and rejects bad streams", "[co
     if (&in == &inputs[4]) CHECK(z.size() * 8 < in.size());  // repetitive names: more than 8x
   }
   // A distance before the start, a length past the declared size, a truncated literal run.
-  for (std::string bad : {std::string("\x09\x05", 2), std::string("\x02" "a\x0b\x01", 4), std::string("\x08" "ab", 3)}) {
+  for (std::string bad : {std::string("\x09\x05", 2),
+                          std::string("\x02"
+                                      "a\x0b\x01",
+                                      4),
+                          std::string("\x08"
+                                      "ab",
+                                      3)}) {
     byte_reader r(bad);
     std::string back;
     CHECK_FALSE(failslow::compress::detail::lz_decompress(r, 4, back));
   }
-  byte_reader huge(std::string_view("\x02" "a", 2));
+  byte_reader huge(
+      std::string_view("\x02"
+                       "a",
+                       2));
   std::string back;
   CHECK_FALSE(failslow::compress::detail::lz_decompress(huge, std::uint64_t{1} << 40, back));
 }
@@ -209,9 +221,10 @@ TEST_CASE("long kernel names cost a fraction of their length in the file", "[cod
   windows[0].rank = 0;
   std::size_t raw = 0;
   for (int i = 0; i < 100; ++i) {
-    const std::string n = "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
-                          "at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, " +
-                          std::to_string(i) + "> >(int, at::native::AUnaryFunctor<float>, at::detail::Array<char*, 2>)";
+    const std::string n =
+        "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, " +
+        std::to_string(i) + "> >(int, at::native::AUnaryFunctor<float>, at::detail::Array<char*, 2>)";
     raw += n.size();
     kernel_summary k;
     k.key = names.intern(n);

@@ -258,10 +258,10 @@ TEST_CASE("the compressor's radix sort of durations equals std::sort", "[compres
     std::vector<double> x;
     for (std::size_t i = 0; i < n; ++i) {
       const int p = pick(rng);
-      x.push_back(p == 0   ? 0.0                                     // zero-length events
-                  : p == 1 ? std::round(body(rng) / 1000) * 1000     // microsecond ties
+      x.push_back(p == 0   ? 0.0                                  // zero-length events
+                  : p == 1 ? std::round(body(rng) / 1000) * 1000  // microsecond ties
                   : p == 2 ? std::numeric_limits<double>::denorm_min()
-                  : p == 3 ? 1e15                                    // a huge outlier
+                  : p == 3 ? 1e15  // a huge outlier
                            : body(rng));
     }
     auto expected = x;

@@ -45,12 +45,12 @@ struct compress_options {
 std::size_t minimal_kineto_bytes(std::string_view name, const failslow::event& e) {
   char buf[256];
   const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
-  const int n = std::snprintf(buf, sizeof buf,
-                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-                              "\"args\":{\"device\":%d,\"stream\":%u,\"correlation\":%llu}},",
-                              static_cast<int>(e.device), static_cast<unsigned>(e.stream), us(e.start_ns),
-                              us(e.duration_ns()), static_cast<int>(e.device), static_cast<unsigned>(e.stream),
-                              static_cast<unsigned long long>(e.correlation));
+  const int n = std::snprintf(
+      buf, sizeof buf,
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+      "\"args\":{\"device\":%d,\"stream\":%u,\"correlation\":%llu}},",
+      static_cast<int>(e.device), static_cast<unsigned>(e.stream), us(e.start_ns), us(e.duration_ns()),
+      static_cast<int>(e.device), static_cast<unsigned>(e.stream), static_cast<unsigned long long>(e.correlation));
   return static_cast<std::size_t>(std::max(n, 0)) + name.size();
 }
 
@@ -100,15 +100,17 @@ void run(const compress_options& o) {
     total.host_events += c.host_events;
     total.windows += c.windows;
     for (std::size_t i = 0; i < rt.data.events.size(); ++i)
-      if (rw.window_of_event[i] >= 0) kineto_bytes += minimal_kineto_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
+      if (rw.window_of_event[i] >= 0)
+        kineto_bytes += minimal_kineto_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
   }
 
   // Encode as a live stream would arrive: window by window, ranks interleaved.
   std::vector<std::tuple<std::uint64_t, std::int32_t, const compress::window_summary*>> stream;
   for (const auto& rw : per_trace)
     for (const auto& w : rw.windows) stream.emplace_back(w.window_id, w.rank, &w);
-  std::sort(stream.begin(), stream.end(),
-            [](const auto& a, const auto& b) { return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b)); });
+  std::sort(stream.begin(), stream.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
   compress::summary_encoder encoder([&](name_id id) { return std::string(set.names.name(id)); }, co);
   std::string bytes = encoder.header();
   for (const auto& s : stream) encoder.encode(*std::get<2>(s), bytes);
@@ -147,7 +149,9 @@ void run(const compress_options& o) {
 
   std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ): long C++ names weigh on short traces
   for (const auto& [id, n] : decoded.names) name_bytes += n.size();
-  const auto ratio = [&](std::uint64_t in) { return bytes.empty() ? 0.0 : static_cast<double>(in) / static_cast<double>(bytes.size()); };
+  const auto ratio = [&](std::uint64_t in) {
+    return bytes.empty() ? 0.0 : static_cast<double>(in) / static_cast<double>(bytes.size());
+  };
   nlohmann::json j;
   j["schema"] = "failslow.compress/1";
   j["output"] = o.out;
@@ -183,10 +187,12 @@ void run(const compress_options& o) {
   std::printf("GPU events: %llu compressed, %llu outside steps, %llu skipped; %llu host events not compressed\n",
               static_cast<unsigned long long>(total.compressed), static_cast<unsigned long long>(total.outside_steps),
               static_cast<unsigned long long>(total.skipped), static_cast<unsigned long long>(total.host_events));
-  std::printf("%zu bytes (kernel names: %llu bytes before LZ, written once): %.1fx the input files (%llu bytes), %.1fx these events as minimal Kineto JSON, %.1fx as "
-              "32-byte records\n",
-              bytes.size(), static_cast<unsigned long long>(name_bytes), ratio(input_bytes), static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes),
-              ratio(total.compressed * 32));
+  std::printf(
+      "%zu bytes (kernel names: %llu bytes before LZ, written once): %.1fx the input files (%llu bytes), %.1fx these "
+      "events as minimal Kineto JSON, %.1fx as "
+      "32-byte records\n",
+      bytes.size(), static_cast<unsigned long long>(name_bytes), ratio(input_bytes),
+      static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes), ratio(total.compressed * 32));
   std::printf("fidelity, W1(decoded, exact) / mean over %zu (window, key) pairs: median %.2f %%, p95 %.2f %%\n",
               rel_w1.size(), 100 * quantile_of_sorted(rel_w1, 0.5), 100 * quantile_of_sorted(rel_w1, 0.95));
 }

@@ -103,7 +103,8 @@ void inspect_summaries(const inspect_options& o) {
                   {"events", r.events},
                   {"skipped", r.skipped},
                   {"subsampled", r.subsampled},
-                  {"kernel_time_ns", {{"compute", r.class_ns[0]}, {"communication", r.class_ns[1]}, {"memory", r.class_ns[2]}}}});
+                  {"kernel_time_ns",
+                   {{"compute", r.class_ns[0]}, {"communication", r.class_ns[1]}, {"memory", r.class_ns[2]}}}});
   j["ranks"] = rj;
   std::vector<std::pair<name_id, key_totals>> top(keys.begin(), keys.end());
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
@@ -127,16 +128,18 @@ void inspect_summaries(const inspect_options& o) {
   if (!d.damaged.empty() || d.windows_without_reference) {
     std::printf("damaged blocks: %zu; delta windows skipped for a lost reference: %llu\n", d.damaged.size(),
                 static_cast<unsigned long long>(d.windows_without_reference));
-    for (const auto& b : d.damaged) std::printf("  at byte %llu: %s\n", static_cast<unsigned long long>(b.offset), b.reason.c_str());
+    for (const auto& b : d.damaged)
+      std::printf("  at byte %llu: %s\n", static_cast<unsigned long long>(b.offset), b.reason.c_str());
   }
   for (const auto& [rank, r] : ranks)
-    std::printf("rank %d: windows %llu (#%llu .. #%llu), %llu events (%llu skipped, %llu via reservoir); GPU time "
-                "compute %s, communication %s, memory %s\n",
-                rank, static_cast<unsigned long long>(r.windows), static_cast<unsigned long long>(r.first),
-                static_cast<unsigned long long>(r.last), static_cast<unsigned long long>(r.events),
-                static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.subsampled),
-                ms(static_cast<std::int64_t>(r.class_ns[0])).c_str(), ms(static_cast<std::int64_t>(r.class_ns[1])).c_str(),
-                ms(static_cast<std::int64_t>(r.class_ns[2])).c_str());
+    std::printf(
+        "rank %d: windows %llu (#%llu .. #%llu), %llu events (%llu skipped, %llu via reservoir); GPU time "
+        "compute %s, communication %s, memory %s\n",
+        rank, static_cast<unsigned long long>(r.windows), static_cast<unsigned long long>(r.first),
+        static_cast<unsigned long long>(r.last), static_cast<unsigned long long>(r.events),
+        static_cast<unsigned long long>(r.skipped), static_cast<unsigned long long>(r.subsampled),
+        ms(static_cast<std::int64_t>(r.class_ns[0])).c_str(), ms(static_cast<std::int64_t>(r.class_ns[1])).c_str(),
+        ms(static_cast<std::int64_t>(r.class_ns[2])).c_str());
   std::cout << "\ntop kernels by total time:\n";
   for (const auto& k : tj) {
     std::string name = k["name"].get<std::string>();
@@ -312,12 +315,14 @@ void run(const inspect_options& o) {
 void add_inspect_command(CLI::App& app) {
   auto opts = std::make_shared<inspect_options>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "What a trace set (or a .fsum file) holds: ranks, steps, event counts, kernel time, idle time, clock skew");
+      "inspect",
+      "What a trace set (or a .fsum file) holds: ranks, steps, event counts, kernel time, idle time, clock skew");
   cmd->add_option("traces", opts->paths,
                   "Kineto .json/.json.gz, Nsight .sqlite, kernel tables .csv/.tsv, or folders of them; or one "
                   ".fsum summary file")
       ->required();
-  cmd->add_flag("--json", opts->json, "JSON output (schema failslow.inspect/1; failslow.inspect_summaries/1 for .fsum)");
+  cmd->add_flag("--json", opts->json,
+                "JSON output (schema failslow.inspect/1; failslow.inspect_summaries/1 for .fsum)");
   cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
   cmd->add_option("--top", opts->top, "number of top kernels to list (default 10)");
   cmd->add_option("--rank", opts->rank_map, "PATH=RANK: the rank of a file without distributedInfo (repeatable)");

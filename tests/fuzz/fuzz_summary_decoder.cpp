@@ -17,8 +17,7 @@ namespace {
 
 bool same(const failslow::compress::window_summary& a, const failslow::compress::window_summary& b) {
   if (a.rank != b.rank || a.window_id != b.window_id || a.start_ns != b.start_ns || a.end_ns != b.end_ns ||
-      a.kernels.size() != b.kernels.size() || a.subsampled != b.subsampled ||
-      a.skipped.total() != b.skipped.total())
+      a.kernels.size() != b.kernels.size() || a.subsampled != b.subsampled || a.skipped.total() != b.skipped.total())
     return false;
   for (std::size_t i = 0; i < a.kernels.size(); ++i) {
     const auto &x = a.kernels[i], &y = b.kernels[i];

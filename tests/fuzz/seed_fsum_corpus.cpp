@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     std::mt19937_64 rng(interval);
     std::normal_distribution<double> z;
     for (std::int32_t rank = 0; rank < 3; ++rank) {
-      failslow::compress::window_compressor c(rank, [&](failslow::compress::window_summary&& w) { enc.encode(w, bytes); });
+      failslow::compress::window_compressor c(rank,
+                                              [&](failslow::compress::window_summary&& w) { enc.encode(w, bytes); });
       for (int window = 0; window < 6; ++window) {
         const auto keys = static_cast<failslow::name_id>(window < 2 ? 2 : names.size());  // names appear later
         for (failslow::name_id k = 0; k < keys; ++k)

@@ -439,15 +439,15 @@ inline decoded_summaries decode_summaries(std::string_view data, std::string_vie
       std::vector<std::pair<name_id, std::uint64_t>> entries;
       bool ok = nr.varint(count) && count <= nr.remaining();
       for (std::uint64_t i = 0; ok && i < count; ++i) {
-        ok = nr.varint(id) && id <= std::numeric_limits<name_id>::max() && nr.varint(len) &&
-             len <= lz_max_size - total;
+        ok = nr.varint(id) && id <= std::numeric_limits<name_id>::max() && nr.varint(len) && len <= lz_max_size - total;
         if (ok) {
           entries.emplace_back(static_cast<name_id>(id), len);
           total += len;
         }
       }
       std::string text;
-      ok = ok && nr.varint(text_size) && text_size == total && lz_decompress(nr, text_size, text) && nr.remaining() == 0;
+      ok =
+          ok && nr.varint(text_size) && text_size == total && lz_decompress(nr, text_size, text) && nr.remaining() == 0;
       if (ok) {
         std::size_t at = 0;
         for (const auto& [key, name_length] : entries) {

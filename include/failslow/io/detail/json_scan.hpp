@@ -348,8 +348,8 @@ class events_scanner {
 
   // Commas between two events (bits of `c`, in the block at `base`): counted, and the first
   // at least chunk_ bytes after the current chunk's start ends that chunk.
-  void split_at(std::uint64_t c, std::size_t base, std::size_t& chunk_begin, std::size_t& last_cut,
-                std::size_t& commas, events_layout& out) const {
+  void split_at(std::uint64_t c, std::size_t base, std::size_t& chunk_begin, std::size_t& last_cut, std::size_t& commas,
+                events_layout& out) const {
     commas += static_cast<std::size_t>(__builtin_popcountll(c));
     const std::size_t last = base + 63 - static_cast<std::size_t>(__builtin_clzll(c));
     while (c != 0 && last - chunk_begin >= chunk_) {
