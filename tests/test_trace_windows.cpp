@@ -61,7 +61,7 @@ TEST_CASE("trace windows: one window per ProfilerStep, GPU work by launching ste
   }
   b.add(event_kind::kernel, "orphan_kernel_without_launch", 500'000, 1'000);    // outside every step
   b.add(event_kind::kernel, "broken_kernel", 2'000'000, 0).end_ns = 1'000'000;  // end before start
-  b.t.events.back().correlation = 1;  // launched in step 40, but malformed
+  b.t.events.back().correlation = 1;                                            // launched in step 40, but malformed
   b.add(event_kind::cpu_op, "aten::mm", 1'200'000, 50'000);
 
   const auto steps = failslow::trace::map_steps(b.t, names);
@@ -111,7 +111,8 @@ TEST_CASE("trace windows: without steps, time-bounded windows in start order", "
   failslow::name_table names;
   trace_builder b{names, {}};
   // Events out of start order in the file, 100 us apart over 1 ms: three windows of 400 us.
-  for (int i = 9; i >= 0; --i) b.add(event_kind::memcpy, "Memcpy DtoD (Device -> Device)", 1'000'000 + i * 100'000, 5'000 + i);
+  for (int i = 9; i >= 0; --i)
+    b.add(event_kind::memcpy, "Memcpy DtoD (Device -> Device)", 1'000'000 + i * 100'000, 5'000 + i);
   failslow::compress::trace_window_options o;
   o.compressor.max_window_ns = 400'000;
   std::vector<failslow::compress::window_summary> windows;
@@ -136,8 +137,9 @@ TEST_CASE("trace windows: without steps, time-bounded windows in start order", "
     host_only.events.push_back(b.t.events.front());
     host_only.events.front().kind = event_kind::cpu_op;
     windows.clear();
-    const auto c = failslow::compress::summarize_trace(host_only, failslow::trace::map_steps(host_only, names), 0, {},
-                                                        [&](failslow::compress::window_summary&& w) { windows.push_back(std::move(w)); });
+    const auto c = failslow::compress::summarize_trace(
+        host_only, failslow::trace::map_steps(host_only, names), 0, {},
+        [&](failslow::compress::window_summary&& w) { windows.push_back(std::move(w)); });
     CHECK(c.device_events == 0);
     CHECK(c.host_events == 1);
     REQUIRE(windows.size() == 1);
@@ -169,10 +171,10 @@ TEST_CASE("trace windows: several ranks through the codec", "[trace_windows]") {
         exact[{rank, s, e.name}].push_back(static_cast<double>(e.duration_ns()));
       }
     const auto c = failslow::compress::summarize_trace(t, failslow::trace::map_steps(t, names), rank, {},
-                                                        [&](failslow::compress::window_summary&& w) {
-                                                          enc.encode(w, bytes);
-                                                          all.push_back(std::move(w));
-                                                        });
+                                                       [&](failslow::compress::window_summary&& w) {
+                                                         enc.encode(w, bytes);
+                                                         all.push_back(std::move(w));
+                                                       });
     CHECK(c.windows == 20);
     CHECK(c.accounted());
   }
