@@ -87,6 +87,15 @@ std::size_t kineto_json_bytes(const std::string& name, std::int64_t start, std::
   return static_cast<std::size_t>(n);
 }
 
+// The timed benchmarks' input: eight simulated steps of the same job (seed 1).
+std::vector<step_events> eight_steps() {
+  std::mt19937_64 rng(1);
+  const auto ks = llm_kernels(rng);
+  std::vector<step_events> steps;
+  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  return steps;
+}
+
 struct raw_record {  // the naive peer: every event kept, 32 bytes
   std::int64_t start, end;
   std::uint32_t name, correlation;
@@ -95,10 +104,7 @@ struct raw_record {  // the naive peer: every event kept, 32 bytes
 static_assert(sizeof(raw_record) == 32);
 
 void BM_compressor_add_and_close(benchmark::State& state) {
-  std::mt19937_64 rng(1);
-  const auto ks = llm_kernels(rng);
-  std::vector<step_events> steps;
-  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  const auto steps = eight_steps();
   std::uint64_t windows = 0, events = 0;
   failslow::compress::window_compressor c(0, [&](failslow::compress::window_summary&&) { ++windows; });
   for (auto _ : state) {
@@ -114,10 +120,7 @@ void BM_compressor_add_and_close(benchmark::State& state) {
 BENCHMARK(BM_compressor_add_and_close)->Unit(benchmark::kMillisecond);
 
 void BM_async_compressor_producer(benchmark::State& state) {
-  std::mt19937_64 rng(1);
-  const auto ks = llm_kernels(rng);
-  std::vector<step_events> steps;
-  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  const auto steps = eight_steps();
   std::uint64_t events = 0;
   double max_close_us = 0;
   failslow::compress::async_window_compressor c(0, [](failslow::compress::window_summary&&) {});
@@ -138,10 +141,7 @@ void BM_async_compressor_producer(benchmark::State& state) {
 BENCHMARK(BM_async_compressor_producer)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_naive_raw_records(benchmark::State& state) {
-  std::mt19937_64 rng(1);
-  const auto ks = llm_kernels(rng);
-  std::vector<step_events> steps;
-  for (int s = 0; s < 8; ++s) steps.push_back(make_step(ks, rng, s * 1'000'000'000LL));
+  const auto steps = eight_steps();
   std::uint64_t events = 0;
   std::vector<raw_record> log;
   log.reserve(steps[0].key.size() * 2);  // a reused per-window buffer, as a tracer would keep
