@@ -42,7 +42,7 @@ void run(const score_cli_options& o) {
   std::vector<case_score> cases;
   for (std::size_t i = 0; i < o.truths.size(); ++i) {
     truths.push_back(read_json_file(o.truths[i], truth_from_json));
-    reports.push_back(read_json_file(o.reports[i], report_from_json));
+    reports.push_back(read_json_file<nlohmann::ordered_json>(o.reports[i], report_from_json));
     try {
       cases.push_back(score_case(truths.back(), reports.back(), o.opt));
     } catch (const failslow::error& e) {

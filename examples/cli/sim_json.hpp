@@ -4,12 +4,16 @@
 #pragma once
 
 #include <failslow/core/error.hpp>
+#include <failslow/core/report.hpp>
 #include <failslow/sim/score.hpp>
 #include <failslow/sim/truth.hpp>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace failslow_cli {
 
@@ -102,17 +106,36 @@ inline failslow::sim::truth truth_from_json(const nlohmann::json& j) {
   return t;
 }
 
-inline failslow::sim::report report_from_json(const nlohmann::json& j) {
+/// A number of a report: null (how NaN and infinities are written) reads as NaN.
+inline double report_number(const nlohmann::ordered_json& v, const std::string& what) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) throw failslow::invalid_argument("report: " + what + " is not a number");
+  return v.get<double>();
+}
+
+/// Reads a failslow.report/1 document. Evidence keeps the document's order when `j` is an
+/// ordered_json (read_json_file<nlohmann::ordered_json>); a plain json converts, sorted by key.
+inline failslow::report report_from_json(const nlohmann::ordered_json& j) {
   if (j.value("schema", std::string()) != "failslow.report/1")
     throw failslow::invalid_argument("not a failslow.report/1 document (\"schema\" missing or different)");
-  failslow::sim::report r;
+  failslow::report r;
   r.world_size = j.value("world_size", 0);
   if (j.contains("steps")) {
     r.first_step = j.at("steps").value("first", std::int64_t{0});
     r.last_step = j.at("steps").value("last", std::int64_t{0});
   }
+  if (j.contains("topology")) {
+    const auto& t = j.at("topology");
+    r.topology.tp = t.value("tp", 1);
+    r.topology.pp = t.value("pp", 1);
+    r.topology.dp = t.value("dp", 1);
+    r.topology.cp = t.value("cp", 1);
+    r.topology.ep = t.value("ep", 1);
+    r.topology.order = t.value("order", r.topology.order);
+    r.topology.source = t.value("source", std::string());
+  }
   for (const auto& x : j.at("findings")) {
-    failslow::sim::finding f;
+    failslow::finding f;
     f.level = x.at("level").get<std::string>();
     f.kind = x.at("kind").get<std::string>();
     f.ranks = x.value("ranks", std::vector<int>());
@@ -121,21 +144,37 @@ inline failslow::sim::report report_from_json(const nlohmann::json& j) {
     f.kernel = x.value("kernel", std::string());
     f.first_step = x.at("first_step").get<std::int64_t>();
     f.last_step = x.at("last_step").get<std::int64_t>();
-    f.score = x.value("score", 0.0);
+    f.score = x.contains("score") ? report_number(x.at("score"), "score") : 0.0;
+    if (x.contains("evidence")) {
+      for (const auto& [name, v] : x.at("evidence").items()) {
+        if (v.is_string()) {
+          f.evidence.add(name, v.get<std::string>());
+        } else if (v.is_array()) {
+          std::vector<double> numbers;
+          numbers.reserve(v.size());
+          for (const auto& e : v) numbers.push_back(report_number(e, "evidence '" + name + "'"));
+          f.evidence.add(name, std::move(numbers));
+        } else {
+          f.evidence.add(name, report_number(v, "evidence '" + name + "'"));
+        }
+      }
+    }
     f.summary = x.value("summary", std::string());
     r.findings.push_back(std::move(f));
   }
+  r.notes = j.value("notes", std::vector<std::string>());
   return r;
 }
 
-/// Reads a JSON file; errors (missing file, bad JSON, wrong shape in `convert`) become
-/// failslow errors naming the file.
-template <class F>
+/// Reads a JSON file as a `Json` (nlohmann::json, or ordered_json to keep the keys' order);
+/// errors (missing file, bad JSON, wrong shape in `convert`) become failslow errors naming the
+/// file.
+template <class Json = nlohmann::json, class F>
 auto read_json_file(const std::string& path, F convert) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw failslow::invalid_argument("cannot open '" + path + "'");
   try {
-    const auto j = nlohmann::json::parse(in);
+    const auto j = Json::parse(in);
     return convert(j);
   } catch (const nlohmann::json::exception& e) {
     throw failslow::invalid_argument(path + ": " + e.what());

@@ -33,13 +33,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/io/detail/json_writer.hpp"
 #include "failslow/sim/simulator.hpp"
 #include "failslow/sim/timeline.hpp"
 
@@ -83,39 +83,6 @@ constexpr std::string_view process_group_description(parallel_dim d) noexcept {
 }
 
 namespace detail {
-
-inline void append_escaped(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    const auto uc = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (uc < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(uc));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 inline void append_int(std::string& out, std::int64_t v) { out += std::to_string(v); }
 
@@ -170,9 +137,9 @@ inline void write_kineto_trace(const simulated_job& job, int rank, std::string& 
   const int device = rank % job.config.gpus_per_node;
   const std::int64_t pid = opt.host_pid_base + rank;
   const std::int64_t shift = opt.epoch_ns + t.clock_offset_ns;
-  using detail::append_escaped;
   using detail::append_int;
   using detail::append_us;
+  using io::detail::append_escaped;
 
   std::array<detail::pg_info, parallel_dim_count> pgs;
   for (parallel_dim d : all_parallel_dims) {

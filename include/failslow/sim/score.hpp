@@ -3,8 +3,10 @@
 // Synopsis
 //   case_score score_case(truth, report, options)      one job: per fault and per finding
 //   score_summary summarize(cases)                     per scenario and overall
-//   report / finding mirror the report schema failslow.report/1 (../shared/DESIGN.md); the
-//   command-line tool reads them from report.json (and the truth from truth.json).
+//   report / finding are failslow::report / failslow::finding (core/report.hpp, schema
+//   failslow.report/1); the command-line tool reads them from report.json (and the truth from
+//   truth.json). The scorer reads world_size and the findings' levels, kinds, ranks, groups,
+//   kernels and step ranges; it ignores scores, evidence, topology and notes.
 //   Named ranks of a finding: its ranks plus the members of its group ("tp:k", "cp:k",
 //   "ep:k", "dp:k" as core/topology.hpp numbers them, "stage:s").
 //   A finding localises a fault when their step ranges overlap and the finding names one of
@@ -40,32 +42,15 @@
 #include <vector>
 
 #include "failslow/core/error.hpp"
+#include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/sim/truth.hpp"
 
 namespace failslow::sim {
 
-/// One finding of a failslow.report/1 document.
-struct finding {
-  std::string level;  ///< "L1" .. "L4"
-  std::string kind;   ///< slow_window, straggler, degraded_kernel, degraded_link, slow_stage, host_stall, ...
-  std::vector<int> ranks;
-  std::string group;   ///< "dp:3", "stage:1"; empty when none
-  std::string phase;   ///< empty when none
-  std::string kernel;  ///< empty when none
-  std::int64_t first_step = 0;
-  std::int64_t last_step = 0;
-  double score = 0;
-  std::string summary;
-};
-
-/// The parts of a failslow.report/1 document the scorer uses.
-struct report {
-  int world_size = 0;  ///< 0 = not stated
-  std::int64_t first_step = 0;
-  std::int64_t last_step = 0;
-  std::vector<finding> findings;
-};
+/// The report the scorer reads: the one report type of the library (core/report.hpp).
+using failslow::finding;
+using failslow::report;
 
 struct score_options {
   std::int64_t step_tolerance = 2;        ///< steps right: both ends within this many steps
