@@ -386,8 +386,13 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
 
 }  // namespace detail
 
-/// Decodes a .fsum byte stream (see the synopsis for what damage does).
-inline decoded_summaries decode_summaries(std::string_view data, std::string_view source = "<fsum>") {
+/// Decodes a .fsum byte stream, handing each window to `sink(window_summary&&, const
+/// decoded_summaries& so_far)` in file order instead of keeping it: memory stays that of one
+/// window per rank (the delta references) whatever the number of windows. so_far.names holds
+/// every name the file defined up to the window (a name block precedes the windows using it);
+/// so_far.windows stays empty. Damage is reported as by decode_summaries.
+template <class Sink>
+decoded_summaries decode_summaries_to(std::string_view data, Sink&& sink, std::string_view source = "<fsum>") {
   using namespace detail;
   decoded_summaries out;
   if (data.size() < 8 || data.substr(0, 4) != file_magic)
@@ -493,11 +498,20 @@ inline decoded_summaries decode_summaries(std::string_view data, std::string_vie
         w.kernels.push_back(std::move(k));
       }
       refs[w.rank] = std::move(codes);
-      out.windows.push_back(std::move(w));
+      sink(std::move(w), static_cast<const decoded_summaries&>(out));
     } else {
       out.damaged.push_back({block_start, "unknown block type " + std::to_string(type)});
     }
   }
+  return out;
+}
+
+/// Decodes a .fsum byte stream (see the synopsis for what damage does).
+inline decoded_summaries decode_summaries(std::string_view data, std::string_view source = "<fsum>") {
+  std::vector<window_summary> windows;
+  auto out = decode_summaries_to(
+      data, [&](window_summary&& w, const decoded_summaries&) { windows.push_back(std::move(w)); }, source);
+  out.windows = std::move(windows);
   return out;
 }
 

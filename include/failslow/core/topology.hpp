@@ -141,6 +141,32 @@ struct parallel_sizes {
   }
 };
 
+/// Parses "tp=2,pp=4,dp=8" (any subset of tp, cp, ep, dp, pp; the others are 1); throws
+/// invalid_argument on an unknown or repeated dimension, or a size that is not an integer >= 1.
+inline parallel_sizes parse_parallel_sizes(std::string_view s) {
+  parallel_sizes out;
+  dim_set seen;
+  while (!s.empty()) {
+    const auto comma = s.find(',');
+    const std::string_view item = s.substr(0, comma);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw invalid_argument("layout '" + std::string(item) + "': expected dim=size, e.g. tp=2,pp=4,dp=8");
+    const parallel_dim d = parse_parallel_dim(item.substr(0, eq));
+    if (seen.contains(d)) throw invalid_argument("layout repeats '" + std::string(to_string(d)) + "'");
+    seen = seen | dim_set{d};
+    const std::string_view num = item.substr(eq + 1);
+    long long v = 0;
+    if (num.empty() || num.size() > 9) v = -1;
+    for (char c : num) v = c >= '0' && c <= '9' && v >= 0 ? v * 10 + (c - '0') : -1;
+    if (v < 1) throw invalid_argument("layout '" + std::string(item) + "': the size must be an integer >= 1");
+    out[d] = static_cast<int>(v);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 /// Coordinates of a rank, indexed by parallel_dim.
 struct coordinates {
   std::array<int, parallel_dim_count> values{};

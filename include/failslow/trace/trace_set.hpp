@@ -23,7 +23,10 @@
 // Complexity: O(total bytes / threads) for reading; O(traces log traces) for the bookkeeping.
 // Errors: a path that does not exist, or a folder with no trace, throws invalid_argument;
 //   threads == 0 throws invalid_argument; a reader's error (parse_error, unavailable_error,
-//   ...) is rethrown after all workers stopped: the one of the first failing path.
+//   ...) is rethrown after all workers stopped: the one of the first failing path; with
+//   skip_unreadable, failslow::error exceptions of readers are recorded in unreadable_files
+//   (path, message) instead and the set holds the other files (other exceptions, such as
+//   std::bad_alloc, are still rethrown). options.progress, when set, is called after each file.
 #pragma once
 
 #include <algorithm>
@@ -31,8 +34,10 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -76,6 +81,11 @@ struct trace_set_options {
   bool assume_missing_ranks = true;             ///< give unranked traces the lowest free ranks
   io::kineto_read_options kineto;
   io::kernel_table_options table;
+  /// Record files a reader fails on (parse errors, unreadable files) in unreadable_files and go
+  /// on with the rest, instead of throwing.
+  bool skip_unreadable = false;
+  /// Called after each file is read (done, total), from the worker threads, one call at a time.
+  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 struct trace_set {
@@ -85,6 +95,8 @@ struct trace_set {
   std::vector<std::int32_t> missing_ranks;
   std::vector<std::int32_t> duplicate_ranks;
   std::vector<std::string> skipped_files;  ///< JSON files of a folder that are no traces
+  /// (path, reason) of files that could not be read, with trace_set_options::skip_unreadable
+  std::vector<std::pair<std::string, std::string>> unreadable_files;
 
   /// The first trace of `rank`, or nullptr.
   const rank_trace* find(std::int32_t rank) const noexcept {
@@ -151,6 +163,8 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
   std::vector<std::vector<io::trace_data>> loaded(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::mutex progress_mutex;
   auto worker = [&] {
     io::kineto_reader kineto;
     for (;;) {
@@ -171,6 +185,10 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (options.progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        options.progress(++done, files.size());
+      }
     }
   };
   const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(options.threads, files.size()));
@@ -178,8 +196,16 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
   for (unsigned t = 1; t < n_threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!errors[i]) continue;
+    if (!options.skip_unreadable) std::rethrow_exception(errors[i]);
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const error& e) {
+      set.unreadable_files.emplace_back(files[i], e.what());
+      loaded[i].clear();
+    }
+  }
 
   std::vector<rank_trace> traces;
   for (std::size_t i = 0; i < files.size(); ++i) {

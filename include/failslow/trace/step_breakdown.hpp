@@ -1,0 +1,272 @@
+// failslow/trace/step_breakdown.hpp -- where one rank's time went in each training step: GPU
+// time per kernel class, busy and idle time, and the compute time of each annotated phase.
+//
+// Synopsis
+//   step_breakdown breakdown_steps(trace, steps, names, options)
+//   For every step of `steps` (trace/steps.hpp: the GPU work each ProfilerStep#N launched):
+//     period_ns         gpu_end(this step) - gpu_end(previous step) when the previous step
+//                       (N - 1) has GPU work, else gpu_end - gpu_start: the time between two step
+//                       completions, so the gap before the step's first kernel (data loading, a
+//                       host stall at the start of the step) counts for the step that waited
+//     compute_ns, communication_ns, memory_ns
+//                       sums of the durations of the step's GPU activities by kernel class
+//                       (core/kernel_class.hpp: collectives and NCCL-family kernels are
+//                       communication, memcpy/memset and copy kernels memory, the rest compute).
+//                       In a synchronous job a rank's communication time includes the time it
+//                       waited in collectives for slower peers.
+//     busy_ns           length of the union of the step's GPU activity intervals (all streams)
+//     idle_ns           max(0, period_ns - busy_ns): the GPU ran nothing of this rank
+//   Annotated phases (forward, backward, optimizer, ... whatever the user annotated): from
+//   gpu_user_annotation ranges when the trace has any (a GPU activity belongs to an annotation
+//   of its device when it starts inside the range), else from host user_annotation ranges (an
+//   activity belongs to it when its launch -- the runtime call with the same correlation id --
+//   starts inside the range, on any host thread). ProfilerStep#N annotations are steps, not
+//   phases. phase_compute_ns[p][k] is the time of the non-communication (compute and memory)
+//   activities of step k inside phase p: the work of the phase without the time spent waiting
+//   in its collectives, so a rank that waits for a slow peer inside "forward" does not look
+//   slow in "forward". An activity inside two ranges of the same name counts once; inside
+//   nested phases of different names (self_attention in forward) it counts for each.
+//   Phases are ordered by total time, at most options.max_phases kept (the rest are counted in
+//   phases_dropped).
+// Accounting: every GPU activity is either in a step (counted by class) or in
+//   outside_steps.
+// Complexity: O(n log n + sum over annotations of the activities inside them).
+// Errors: none; a trace without steps gives an empty breakdown.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/event.hpp"
+#include "failslow/core/kernel_class.hpp"
+#include "failslow/core/name_table.hpp"
+#include "failslow/io/trace_data.hpp"
+#include "failslow/trace/detail/correlation_map.hpp"
+#include "failslow/trace/steps.hpp"
+
+namespace failslow::trace {
+
+struct step_breakdown_options {
+  kernel_classifier classifier = kernel_classifier::defaults();
+  std::size_t max_phases = 32;  ///< annotated phases kept, the most time-consuming first
+};
+
+/// One step of one rank.
+struct step_times {
+  std::int64_t number = 0;  ///< N of ProfilerStep#N
+  double period_ns = 0;
+  double compute_ns = 0, communication_ns = 0, memory_ns = 0;
+  double busy_ns = 0, idle_ns = 0;
+  bool has_gpu_work = false;
+};
+
+struct step_breakdown {
+  std::vector<step_times> steps;                   ///< one per step of the step_map, same order
+  std::vector<std::string> phase_names;            ///< annotated phases, most time first
+  std::vector<std::vector<double>> phase_compute;  ///< [phase][step] compute time inside the phase (ns)
+  bool phases_from_gpu = false;                    ///< gpu_user_annotation (true) or host ranges (false)
+  std::uint64_t device_events = 0;                 ///< GPU activities of the trace
+  std::uint64_t outside_steps = 0;                 ///< GPU activities no step launched
+  std::uint64_t phases_dropped = 0;                ///< annotated phase names past max_phases
+};
+
+namespace detail {
+
+// Class of every name id that labels a GPU activity, classified once per id.
+inline std::vector<std::int8_t> classes_of_names(const io::trace_data& trace, const name_table& names,
+                                                 const kernel_classifier& classifier) {
+  std::vector<std::int8_t> cls;
+  for (const auto& e : trace.events) {
+    if (!is_device_activity(e.kind)) continue;
+    if (e.name >= cls.size()) cls.resize(static_cast<std::size_t>(e.name) + 1, -1);
+    if (cls[e.name] < 0) cls[e.name] = static_cast<std::int8_t>(classifier.classify(e.kind, names.name(e.name)));
+  }
+  return cls;
+}
+
+}  // namespace detail
+
+inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_map& steps, const name_table& names,
+                                      const step_breakdown_options& options = {}) {
+  step_breakdown out;
+  const auto& ev = trace.events;
+  const std::size_t n_steps = steps.steps.size();
+  out.steps.resize(n_steps);
+  for (std::size_t k = 0; k < n_steps; ++k) {
+    const auto& s = steps.steps[k];
+    auto& t = out.steps[k];
+    t.number = s.number;
+    t.has_gpu_work = s.gpu_start_ns >= 0;
+    if (!t.has_gpu_work) continue;
+    t.period_ns = static_cast<double>(s.gpu_end_ns - s.gpu_start_ns);
+    if (k > 0 && steps.steps[k - 1].number + 1 == s.number && steps.steps[k - 1].gpu_end_ns >= 0 &&
+        steps.steps[k - 1].gpu_end_ns < s.gpu_end_ns)
+      t.period_ns = static_cast<double>(s.gpu_end_ns - steps.steps[k - 1].gpu_end_ns);
+  }
+  const auto cls = detail::classes_of_names(trace, names, options.classifier);
+  auto class_of = [&](const event& e) { return static_cast<kernel_class>(cls[e.name]); };
+
+  // Class sums, and the step's activities bucketed for the union (counting sort by step).
+  std::vector<std::uint32_t> bucket_start(n_steps + 1, 0);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (!is_device_activity(ev[i].kind)) continue;
+    ++out.device_events;
+    const std::int32_t k = i < steps.step_of_event.size() ? steps.step_of_event[i] : -1;
+    if (k < 0 || static_cast<std::size_t>(k) >= n_steps) {
+      ++out.outside_steps;
+      continue;
+    }
+    auto& t = out.steps[static_cast<std::size_t>(k)];
+    const double d = static_cast<double>(ev[i].duration_ns());
+    switch (class_of(ev[i])) {
+      case kernel_class::compute:
+        t.compute_ns += d;
+        break;
+      case kernel_class::communication:
+        t.communication_ns += d;
+        break;
+      case kernel_class::memory:
+        t.memory_ns += d;
+        break;
+    }
+    ++bucket_start[static_cast<std::size_t>(k) + 1];
+  }
+  std::partial_sum(bucket_start.begin(), bucket_start.end(), bucket_start.begin());
+  std::vector<std::uint32_t> order(bucket_start.back());
+  {
+    auto fill = bucket_start;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (!is_device_activity(ev[i].kind)) continue;
+      const std::int32_t k = i < steps.step_of_event.size() ? steps.step_of_event[i] : -1;
+      if (k < 0 || static_cast<std::size_t>(k) >= n_steps) continue;
+      order[fill[static_cast<std::size_t>(k)]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  for (std::size_t k = 0; k < n_steps; ++k) {
+    const auto first = order.begin() + bucket_start[k], last = order.begin() + bucket_start[k + 1];
+    std::sort(first, last, [&](std::uint32_t a, std::uint32_t b) { return ev[a].start_ns < ev[b].start_ns; });
+    std::int64_t busy = 0, cur_start = 0, cur_end = -1;
+    for (auto it = first; it != last; ++it) {
+      const auto& e = ev[*it];
+      if (e.start_ns > cur_end) {
+        if (cur_end >= 0) busy += cur_end - cur_start;
+        cur_start = e.start_ns;
+        cur_end = e.end_ns;
+      } else {
+        cur_end = std::max(cur_end, e.end_ns);
+      }
+    }
+    if (cur_end >= 0) busy += cur_end - cur_start;
+    auto& t = out.steps[k];
+    t.busy_ns = static_cast<double>(busy);
+    t.idle_ns = std::max(0.0, t.period_ns - t.busy_ns);
+  }
+
+  // Annotated phases: GPU ranges if there are any, else host ranges (not ProfilerStep#N).
+  struct range {
+    name_id name;
+    std::int64_t start, end;
+    std::int32_t device;
+  };
+  std::vector<range> gpu_ranges, host_ranges;
+  std::unordered_map<name_id, bool> is_step_name;
+  for (const auto& e : ev) {
+    if (e.kind != event_kind::annotation) continue;
+    auto it = is_step_name.find(e.name);
+    if (it == is_step_name.end())
+      it = is_step_name.emplace(e.name, profiler_step_number(names.name(e.name)).has_value()).first;
+    if (it->second) continue;
+    (e.device >= 0 ? gpu_ranges : host_ranges).push_back({e.name, e.start_ns, e.end_ns, e.device});
+  }
+  out.phases_from_gpu = !gpu_ranges.empty();
+  const auto& ranges = out.phases_from_gpu ? gpu_ranges : host_ranges;
+  if (ranges.empty() || n_steps == 0) return out;
+
+  // Non-communication activities in a step, keyed by the time that places them in a range:
+  // their own start (GPU ranges, per device) or their launch's start (host ranges).
+  struct placed {
+    std::int64_t at;
+    std::int32_t device;
+    std::uint32_t event;
+  };
+  std::vector<placed> acts;
+  if (out.phases_from_gpu) {
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (is_device_activity(ev[i].kind) && steps.step_of_event[i] >= 0 &&
+          class_of(ev[i]) != kernel_class::communication)
+        acts.push_back({ev[i].start_ns, ev[i].device, static_cast<std::uint32_t>(i)});
+  } else {
+    auto launch_of = detail::correlation_map::for_launches(ev);
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
+        launch_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (!is_device_activity(ev[i].kind) || steps.step_of_event[i] < 0 ||
+          class_of(ev[i]) == kernel_class::communication || ev[i].correlation == 0)
+        continue;
+      if (const auto* l = launch_of.find(ev[i].correlation))
+        acts.push_back({ev[*l].start_ns, -1, static_cast<std::uint32_t>(i)});
+    }
+  }
+  std::sort(acts.begin(), acts.end(),
+            [](const placed& a, const placed& b) { return a.device != b.device ? a.device < b.device : a.at < b.at; });
+
+  std::vector<name_id> slot_name;
+  std::vector<std::vector<double>> sums;
+  // Ranges of one name rarely overlap; when they do, an activity counts once: ranges of a name are
+  // merged per device before counting.
+  std::unordered_map<name_id, std::vector<range>> by_name;
+  for (const auto& r : ranges) by_name[r.name].push_back(r);
+  for (auto& [name, list] : by_name) {
+    std::sort(list.begin(), list.end(), [](const range& a, const range& b) {
+      return a.device != b.device ? a.device < b.device : a.start < b.start;
+    });
+    std::vector<range> merged;
+    for (const auto& r : list) {
+      if (!merged.empty() && merged.back().device == r.device && r.start <= merged.back().end)
+        merged.back().end = std::max(merged.back().end, r.end);
+      else
+        merged.push_back(r);
+    }
+    const std::size_t slot = sums.size();
+    slot_name.push_back(name);
+    sums.emplace_back(n_steps, 0.0);
+    for (const auto& r : merged) {
+      const std::int32_t dev = out.phases_from_gpu ? r.device : -1;
+      auto lo = std::lower_bound(acts.begin(), acts.end(), std::make_pair(dev, r.start),
+                                 [](const placed& a, const std::pair<std::int32_t, std::int64_t>& key) {
+                                   return a.device != key.first ? a.device < key.first : a.at < key.second;
+                                 });
+      for (; lo != acts.end() && lo->device == dev && lo->at < r.end; ++lo) {
+        const auto& e = ev[lo->event];
+        sums[slot][static_cast<std::size_t>(steps.step_of_event[lo->event])] += static_cast<double>(e.duration_ns());
+      }
+    }
+  }
+  // Most time first; ties by name for a deterministic order.
+  std::vector<std::size_t> idx(sums.size());
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  std::vector<double> total(sums.size());
+  for (std::size_t s = 0; s < sums.size(); ++s) total[s] = std::accumulate(sums[s].begin(), sums[s].end(), 0.0);
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    if (total[a] != total[b]) return total[a] > total[b];
+    return names.name(slot_name[a]) < names.name(slot_name[b]);
+  });
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    if (total[idx[j]] <= 0) continue;  // a range with no compute inside it is no phase of the GPU
+    if (out.phase_names.size() >= options.max_phases) {
+      ++out.phases_dropped;
+      continue;
+    }
+    out.phase_names.emplace_back(names.name(slot_name[idx[j]]));
+    out.phase_compute.push_back(std::move(sums[idx[j]]));
+  }
+  return out;
+}
+
+}  // namespace failslow::trace
