@@ -15,5 +15,6 @@ void add_simulate_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_detect_command(CLI::App& app);
 void add_compress_command(CLI::App& app);
+void add_diagnose_command(CLI::App& app);
 
 }  // namespace failslow_cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   failslow_cli::add_score_command(app);
   failslow_cli::add_detect_command(app);
   failslow_cli::add_compress_command(app);
+  failslow_cli::add_diagnose_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/name_pattern.hpp"
 #include "failslow/core/name_table.hpp"
+#include "failslow/core/report.hpp"
 #include "failslow/core/routing.hpp"
 #include "failslow/core/topology.hpp"
 
@@ -36,6 +37,9 @@
 #include "failslow/detect/run_rules.hpp"
 #include "failslow/detect/segment_cost.hpp"
 
+#include "failslow/io/report_json.hpp"
+#include "failslow/io/report_text.hpp"
+
 #include "failslow/compress/codec.hpp"
 #include "failslow/compress/fidelity.hpp"
 #include "failslow/compress/merge.hpp"
@@ -45,9 +49,17 @@
 
 #include "failslow/trace/clock_align.hpp"
 #include "failslow/trace/idle.hpp"
+#include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/simhash.hpp"
+#include "failslow/trace/step_breakdown.hpp"
 #include "failslow/trace/steps.hpp"
 #include "failslow/trace/tree.hpp"
+
+#include "failslow/diagnose/diagnose.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l1_windows.hpp"
+#include "failslow/diagnose/l2_stragglers.hpp"
+#include "failslow/diagnose/load_job.hpp"
 
 #include "failslow/sim/job.hpp"
 #include "failslow/sim/kernels.hpp"

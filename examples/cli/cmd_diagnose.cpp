@@ -1,0 +1,89 @@
+// failslow diagnose [--topology tp=2,pp=4,dp=8[,cp=..,ep=..]] [--order tp-cp-ep-dp-pp]
+//   [--format text|json] [--out FILE] [--threads N] TRACE...|DIR|FILE.fsum...
+// Loads a job (diagnose/load_job.hpp: traces or .fsum summaries), diagnoses it
+// (diagnose/diagnose.hpp: L1 slow windows, L2 stragglers) and writes the report as text for a
+// person (io/report_text.hpp) or JSON of schema failslow.report/1 (io/report_json.hpp). The
+// layout comes from --topology, else from the traces' pg_config, else pure data parallelism,
+// and the report says which. Exit 0 with or without findings; 2 on errors.
+#include <unistd.h>
+
+#include <cstdio>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/load_job.hpp>
+#include <failslow/io/report_json.hpp>
+#include <failslow/io/report_text.hpp>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace failslow_cli {
+namespace {
+
+struct diagnose_cli_options {
+  std::vector<std::string> paths;
+  std::string topology;
+  std::string order = std::string(failslow::topology::default_order);
+  std::string format = "text";
+  std::string out;
+  unsigned threads = 0;
+  std::size_t width = 100;
+};
+
+// A progress bar on stderr while files load, only when stderr is a terminal.
+void draw_progress(std::size_t done, std::size_t total) {
+  constexpr int bar = 30;
+  const int filled = total ? static_cast<int>(bar * done / total) : bar;
+  std::fprintf(stderr, "\r  loading %zu/%zu [%.*s%*s]", done, total, filled, "##############################",
+               bar - filled, "");
+  if (done == total) std::fprintf(stderr, "\r%*s\r", bar + 40, "");
+  std::fflush(stderr);
+}
+
+void run(const diagnose_cli_options& o) {
+  if (o.format != "text" && o.format != "json")
+    throw failslow::invalid_argument("diagnose: --format is text or json, not '" + o.format + "'");
+  failslow::diagnose::load_options lo;
+  lo.threads = o.threads;
+  lo.order = o.order;
+  if (!o.topology.empty()) lo.sizes = failslow::parse_parallel_sizes(o.topology);
+  if (isatty(STDERR_FILENO)) lo.progress = draw_progress;
+  const auto job = failslow::diagnose::load_job(o.paths, lo);
+  failslow::diagnose::diagnose_options dopt;
+  dopt.topology_source = job.topology_source;
+  const auto rep = failslow::diagnose::diagnose(job.model, job.topo, dopt);
+  const std::string text =
+      o.format == "json" ? failslow::io::report_to_json(rep) + "\n" : failslow::io::report_to_text(rep, {o.width, 20});
+  if (o.out.empty()) {
+    std::cout << text;
+    return;
+  }
+  std::ofstream f(o.out, std::ios::binary);
+  if (!f) throw failslow::invalid_argument("diagnose: cannot write '" + o.out + "'");
+  f << text;
+  if (!f) throw failslow::invalid_argument("diagnose: writing '" + o.out + "' failed");
+}
+
+}  // namespace
+
+void add_diagnose_command(CLI::App& app) {
+  auto opts = std::make_shared<diagnose_cli_options>();
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose", "Which steps were slow, and which rank and phase hold the job back (report failslow.report/1)");
+  cmd->add_option("inputs", opts->paths,
+                  "Kineto .json/.json.gz, Nsight .sqlite, kernel tables .csv/.tsv, folders of them, or .fsum files")
+      ->required();
+  cmd->add_option("--topology", opts->topology,
+                  "layout, e.g. tp=2,pp=4,dp=8 (default: from the traces' pg_config, else pure data parallel)");
+  cmd->add_option("--order", opts->order, "Megatron order of the layout, fastest first (default tp-cp-ep-dp-pp)");
+  cmd->add_option("--format", opts->format, "text (default) or json");
+  cmd->add_option("-o,--out", opts->out, "write the report to FILE instead of standard output");
+  cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
+  cmd->add_option("--width", opts->width, "wrap the text report at this many columns (default 100)");
+  cmd->callback([opts] { run(*opts); });
+}
+
+}  // namespace failslow_cli

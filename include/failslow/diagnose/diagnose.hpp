@@ -1,0 +1,222 @@
+// failslow/diagnose/diagnose.hpp -- the progressive diagnosis: L1 slow windows, then L2
+// stragglers, composed into a failslow.report/1 report.
+//
+// Synopsis
+//   report diagnose(model, topo, options)
+//   Runs find_slow_windows (l1_windows.hpp) and find_stragglers (l2_stragglers.hpp) on the model
+//   (job_model.hpp) and turns what they found into findings (core/report.hpp), sorted by
+//   severity; every threshold is in diagnose_options (l1, l2), with its default documented
+//   there. options.topology_source says where the layout came from (the report repeats it).
+//   Findings and their score:
+//     L1 slow_window   ranks [] (the job) or [r] (one rank's own series); score = observed /
+//                      baseline iteration time (peak / baseline for spikes, warm-up and
+//                      recurring spikes); evidence: pattern, baseline_ns, observed_ns, peak_ns,
+//                      peak_step, noise_ns, z, ratio, job_slowdown, slope_ns_per_step, steps
+//                      (the slow steps), gate_peak_ratio
+//     L2 straggler     ranks [r], group (the compared group, e.g. "dp:3"), phase; score = the
+//                      median robust z over the claimed steps; evidence: observed_ns,
+//                      baseline_ns, ratio, z, p_value, q_value, peers, elevated_steps,
+//                      communication_ratio, waiting_ranks, group_cv, group_cv_before,
+//                      job_slowdown, compared_within, also_slow
+//   Notes collect what the levels could not do (too few steps, ranks without peers, missing
+//   ranks) so that a report without findings says why.
+// Complexity: that of the levels.
+// Errors: the levels' invalid_argument (options, a topology of another world size).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/report.hpp"
+#include "failslow/core/topology.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l1_windows.hpp"
+#include "failslow/diagnose/l2_stragglers.hpp"
+
+namespace failslow::diagnose {
+
+struct diagnose_options {
+  l1_options l1;
+  l2_options l2;
+  std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
+};
+
+namespace detail {
+
+inline std::string format_ms(double ns) {
+  char buf[64];
+  if (ns >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  else if (ns >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  return buf;
+}
+
+inline std::string format_ratio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", r);
+  return buf;
+}
+
+inline std::string step_range(std::int64_t a, std::int64_t b) {
+  return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "-" + std::to_string(b);
+}
+
+/// "tp:1, dp:4, stage 2": where a rank sits (dimensions of size > 1).
+inline std::string placement(const topology& topo, int rank) {
+  std::string s;
+  for (parallel_dim d : all_parallel_dims) {
+    if (topo.size(d) <= 1) continue;
+    if (!s.empty()) s += ", ";
+    s += d == parallel_dim::pp ? "stage " + std::to_string(topo.coordinate(rank, d)) : topo.group_name(rank, d);
+  }
+  return s;
+}
+
+inline finding l1_finding(const job_model& m, const slow_window& w, double noise_ns) {
+  finding f;
+  f.level = "L1";
+  f.kind = "slow_window";
+  if (w.rank >= 0) f.ranks = {w.rank};
+  f.first_step = m.steps[w.first];
+  f.last_step = m.steps[w.last];
+  f.score = w.ratio;
+  std::vector<double> steps;
+  for (std::size_t s : w.steps) steps.push_back(static_cast<double>(m.steps[s]));
+  f.evidence.add("pattern", std::string(to_string(w.pattern)))
+      .add("baseline_ns", w.baseline_ns)
+      .add("observed_ns", w.observed_ns)
+      .add("peak_ns", w.peak_ns)
+      .add("peak_step", static_cast<double>(m.steps[w.peak_index]))
+      .add("noise_ns", noise_ns)
+      .add("z", w.z)
+      .add("ratio", w.ratio)
+      .add("job_slowdown", w.job_slowdown)
+      .add("slope_ns_per_step", w.slope_ns_per_step)
+      .add("gate_peak_ratio", w.gate_peak_ratio)
+      .add("steps", std::move(steps));
+  const std::string who = w.rank >= 0 ? "rank " + std::to_string(w.rank) + "'s" : "the job's";
+  const std::string range = step_range(f.first_step, f.last_step);
+  switch (w.pattern) {
+    case window_pattern::warmup:
+      f.summary = "warm-up: the first " + std::string(w.steps.size() == 1 ? "step takes " : "steps take up to ") +
+                  format_ratio(w.ratio) + " " + who + " pace (" + format_ms(w.peak_ns) + " vs " +
+                  format_ms(w.baseline_ns) + ")";
+      break;
+    case window_pattern::spike:
+      f.summary = range + (w.steps.size() == 1 ? " took " : " took up to ") + format_ratio(w.ratio) + " " + who +
+                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): a transient spike";
+      break;
+    case window_pattern::recurring:
+      f.summary = std::to_string(w.steps.size()) + " spikes between steps " + std::to_string(f.first_step) + " and " +
+                  std::to_string(f.last_step) + ", up to " + format_ratio(w.peak_ns / w.baseline_ns) + " " + who +
+                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): recurring stalls";
+      break;
+    case window_pattern::shift:
+      f.summary = range + " run at " + format_ratio(w.ratio) + " " + who + " pace (" + format_ms(w.observed_ns) +
+                  " vs " + format_ms(w.baseline_ns) + " per step): a sustained slowdown";
+      break;
+    case window_pattern::drift:
+      f.summary = range + " grow slower, to " + format_ratio(w.peak_ns / w.baseline_ns) + " " + who + " pace (+" +
+                  format_ms(w.slope_ns_per_step) + " per step): a drift";
+      break;
+  }
+  return f;
+}
+
+inline std::string straggler_kind_words(const phase_info& ph) {
+  if (ph.role == phase_role::idle) return "host-bound";
+  if (ph.cls == kernel_class::memory && !ph.annotated) return "memory";
+  return "compute";
+}
+
+inline finding l2_finding(const job_model& m, const topology& topo, const straggler& st) {
+  finding f;
+  f.level = "L2";
+  f.kind = "straggler";
+  f.ranks = {st.rank};
+  f.group = st.group;
+  const auto& ph = m.phases[st.phase];
+  f.phase = ph.name;
+  f.first_step = m.steps[st.first];
+  f.last_step = m.steps[st.last];
+  f.score = st.z;
+  std::vector<double> peers(st.peers.begin(), st.peers.end());
+  std::string also;
+  for (const auto& [p, r] : st.also_slow) {
+    if (!also.empty()) also += ", ";
+    also += m.phases[p].name + " " + format_ratio(r);
+  }
+  f.evidence.add("observed_ns", st.observed_ns)
+      .add("baseline_ns", st.baseline_ns)
+      .add("ratio", st.ratio)
+      .add("z", st.z)
+      .add("p_value", st.p_value)
+      .add("q_value", st.q_value)
+      .add("elevated_steps", static_cast<double>(st.elevated_steps))
+      .add("peers", std::move(peers))
+      .add("communication_ratio", st.communication_ratio)
+      .add("waiting_ranks", static_cast<double>(st.waiting_ranks))
+      .add("group_cv", st.group_cv)
+      .add("group_cv_before", st.group_cv_before)
+      .add("job_slowdown", st.job_slowdown)
+      .add("compared_within", st.compared_within);
+  if (!also.empty()) f.evidence.add("also_slow", also);
+  const std::string where = placement(topo, st.rank);
+  const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");
+  std::string effect;
+  if (ph.role == phase_role::idle)
+    effect = "the GPU idles " + format_ms(st.observed_ns) + " per step, " + peers_text + " " +
+             format_ms(st.baseline_ns) + " (launches or the host hold it back)";
+  else
+    effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
+             format_ms(st.observed_ns) + " vs " + format_ms(st.baseline_ns) + " per step)";
+  f.summary = "rank " + std::to_string(st.rank) + (where.empty() ? "" : " (" + where + ")") + " is a " +
+              straggler_kind_words(ph) + " straggler from step " + std::to_string(f.first_step) +
+              (f.last_step != m.steps.back() ? " to " + std::to_string(f.last_step) : "") + ": " + effect;
+  if (st.waiting_ranks > 0)
+    f.summary +=
+        ", " + std::to_string(st.waiting_ranks) + (st.waiting_ranks == 1 ? " rank waits" : " ranks wait") + " for it";
+  return f;
+}
+
+}  // namespace detail
+
+/// L1 + L2 on a model; the report of failslow.report/1.
+inline report diagnose(const job_model& m, const topology& topo, const diagnose_options& o = {}) {
+  report rep;
+  rep.world_size = m.world_size;
+  if (!m.steps.empty()) {
+    rep.first_step = m.steps.front();
+    rep.last_step = m.steps.back();
+  }
+  const auto& sz = topo.sizes();
+  rep.topology.tp = sz.tp;
+  rep.topology.pp = sz.pp;
+  rep.topology.dp = sz.dp;
+  rep.topology.cp = sz.cp;
+  rep.topology.ep = sz.ep;
+  rep.topology.order = topo.order_string();
+  rep.topology.source = o.topology_source;
+  rep.notes = m.notes;
+  if (m.steps.empty()) {
+    rep.notes.push_back("no steps with GPU work: nothing to diagnose");
+    return rep;
+  }
+  const auto l1 = find_slow_windows(m, o.l1);
+  for (const auto& w : l1.job.windows) rep.findings.push_back(detail::l1_finding(m, w, l1.job.noise_ns));
+  for (const auto& w : l1.rank_windows) rep.findings.push_back(detail::l1_finding(m, w, l1.job.noise_ns));
+  rep.notes.insert(rep.notes.end(), l1.notes.begin(), l1.notes.end());
+  const auto l2 = find_stragglers(m, topo, &l1, o.l2);
+  for (const auto& st : l2.stragglers) rep.findings.push_back(detail::l2_finding(m, topo, st));
+  rep.notes.insert(rep.notes.end(), l2.notes.begin(), l2.notes.end());
+  sort_by_severity(rep.findings);
+  return rep;
+}
+
+}  // namespace failslow::diagnose

@@ -1,0 +1,341 @@
+// failslow/diagnose/job_model.hpp -- the one data model every diagnosis level reads: per rank
+// and step, the iteration time and where the time went.
+//
+// Synopsis
+//   job_model: world_size ranks, the ProfilerStep numbers `steps` (ascending, the union over
+//   ranks), and
+//     iteration_ns(rank, step)          xt::xtensor<double, 2>: the time between two step
+//                                       completions on the GPU (trace/step_breakdown.hpp: the
+//                                       step's last GPU end - the previous step's; the first step
+//                                       of a rank, or one after a gap in the step numbers: its
+//                                       last GPU end - its first GPU start)
+//     phase_ns(rank, phase, step)       xt::xtensor<double, 3>, phases described by `phases`:
+//       0 compute        sum of compute-kernel durations           role work
+//       1 communication  sum of collective durations (waits included)  role wait
+//       2 memory         sum of memcpy/memset/copy-kernel durations     role work
+//       3 idle           period - union of GPU activity             role idle (from summaries,
+//                        which do not keep the union: period - sum of all durations, at least
+//                        0, a lower bound when streams overlap)
+//       4...             annotated phases (trace/step_breakdown.hpp): compute time inside each
+//                        user annotation (forward, backward, ...), role work
+//     NaN marks what a rank did not record (a missing rank, a step it lacks, idle from summaries).
+//   has_rank[r] says whether rank r contributed anything; notes say what was skipped and why.
+//   windows: the per-step kernel summaries (compress/window_summary.hpp) when the builder was
+//   asked to keep them (model_options::keep_windows), for the kernel-level diagnosis.
+//
+//   job_model_builder assembles a model from any source, one piece at a time:
+//     add_trace(rank, trace, names)    a recorded trace: steps (trace/steps.hpp), breakdown
+//     add_window(window, name_of)      a window summary (window id = ProfilerStep number): from a
+//                                      .fsum file or in process from a window_compressor; the
+//                                      kernel keys are classified by name_of(key) once per key;
+//                                      a rank's windows must come in increasing window id
+//     add_steps(rank, breakdown)       an already computed step breakdown
+//     finish()                         the model (the builder is left empty)
+//   build_job_model(set, options)                    every trace of a trace set
+//   build_job_model_from_summaries(bytes, options)   a .fsum byte stream, decoded window by
+//                                                    window (memory: the model, not the windows)
+// Complexity: add_trace O(n log n) per trace; add_window O(keys); finish O(ranks x phases x steps).
+// Memory: the builder keeps per rank and step the phase values (5 + annotated phases doubles),
+//   never the events or (unless asked) the windows.
+// Errors: a rank < 0 throws invalid_argument; a window of a rank whose id does not increase
+//   throws invalid_argument; decoding errors of the .fsum header throw parse_error (damage
+//   later in the file is reported in the notes and skipped).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "failslow/compress/codec.hpp"
+#include "failslow/compress/window_summary.hpp"
+#include "failslow/core/error.hpp"
+#include "failslow/core/kernel_class.hpp"
+#include "failslow/core/name_table.hpp"
+#include "failslow/trace/step_breakdown.hpp"
+#include "failslow/trace/steps.hpp"
+#include "failslow/trace/trace_set.hpp"
+
+namespace failslow::diagnose {
+
+/// What a phase's time is: the rank's own work, a wait for others, or nothing at all.
+enum class phase_role : std::uint8_t {
+  work,  ///< compute, memory, annotated phases: a rank slow here is slow itself
+  wait,  ///< communication: includes the time spent waiting for the slowest peer
+  idle,  ///< the GPU ran nothing of this rank (host-bound, stalls)
+};
+
+constexpr std::string_view to_string(phase_role r) noexcept {
+  return r == phase_role::work ? "work" : r == phase_role::wait ? "wait" : "idle";
+}
+
+struct phase_info {
+  std::string name;
+  phase_role role = phase_role::work;
+  kernel_class cls = kernel_class::compute;  ///< what the phase is made of (routing uses it)
+  bool annotated = false;                    ///< a user annotation, not a kernel class
+};
+
+/// Indices of the phases every model has.
+inline constexpr std::size_t compute_phase = 0, communication_phase = 1, memory_phase = 2, idle_phase = 3,
+                             class_phase_count = 4;
+
+struct job_model {
+  int world_size = 0;
+  std::vector<std::int64_t> steps;  ///< ProfilerStep numbers, ascending
+  std::vector<phase_info> phases;
+  xt::xtensor<double, 2> iteration_ns;  ///< rank x step
+  xt::xtensor<double, 3> phase_ns;      ///< rank x phase x step
+  std::vector<bool> has_rank;
+  std::vector<std::string> notes;
+  std::vector<compress::window_summary> windows;  ///< kept only with model_options::keep_windows
+  std::string source;                             ///< "traces", "summaries", "windows"
+
+  std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
+  std::size_t step_count() const noexcept { return steps.size(); }
+  std::size_t phase_count() const noexcept { return phases.size(); }
+  /// Index of a phase by name, or phases.size().
+  std::size_t phase_index(std::string_view name) const noexcept {
+    for (std::size_t p = 0; p < phases.size(); ++p)
+      if (phases[p].name == name) return p;
+    return phases.size();
+  }
+  /// Ranks with data, ascending.
+  std::vector<int> present_ranks() const {
+    std::vector<int> r;
+    for (std::size_t i = 0; i < has_rank.size(); ++i)
+      if (has_rank[i]) r.push_back(static_cast<int>(i));
+    return r;
+  }
+};
+
+struct model_options {
+  trace::step_breakdown_options breakdown;  ///< classifier and annotated-phase limit
+  bool keep_windows = false;                ///< keep window summaries (summaries source only)
+  int world_size = 0;                       ///< 0: the largest rank seen + 1 (or the trace set's)
+};
+
+class job_model_builder {
+ public:
+  explicit job_model_builder(model_options options = {}) : opt_(std::move(options)) {
+    for (const char* n : {"compute", "communication", "memory", "idle"}) phase_slot(n);
+  }
+
+  /// A recorded trace of `rank` (names: the name_table the trace was read into).
+  void add_trace(int rank, const io::trace_data& trace, const name_table& names) {
+    const auto steps = trace::map_steps(trace, names);
+    const auto b = trace::breakdown_steps(trace, steps, names, opt_.breakdown);
+    if (steps.steps.empty())
+      notes_.push_back(trace.source + " (rank " + std::to_string(rank) +
+                       "): no ProfilerStep#N annotations, so no steps to diagnose");
+    else if (b.outside_steps > 0)
+      notes_.push_back(trace.source + " (rank " + std::to_string(rank) + "): " + std::to_string(b.outside_steps) +
+                       " of " + std::to_string(b.device_events) + " GPU activities were launched outside every step");
+    if (b.phases_dropped > 0)
+      notes_.push_back(trace.source + ": " + std::to_string(b.phases_dropped) + " annotated phases past the limit of " +
+                       std::to_string(opt_.breakdown.max_phases) + " were not kept");
+    add_steps(rank, b);
+    source_traces_ = true;
+  }
+
+  /// An already computed breakdown of `rank`.
+  void add_steps(int rank, const trace::step_breakdown& b) {
+    auto& rs = rank_state(rank);
+    std::vector<std::size_t> slot(b.phase_names.size());
+    for (std::size_t p = 0; p < b.phase_names.size(); ++p) slot[p] = phase_slot(b.phase_names[p], true);
+    for (std::size_t k = 0; k < b.steps.size(); ++k) {
+      const auto& t = b.steps[k];
+      if (!t.has_gpu_work) continue;
+      auto& v = rs.values[t.number];
+      v.resize(std::max(v.size(), 1 + phases_.size()), nan);
+      v[0] = t.period_ns;
+      v[1 + compute_phase] = t.compute_ns;
+      v[1 + communication_phase] = t.communication_ns;
+      v[1 + memory_phase] = t.memory_ns;
+      v[1 + idle_phase] = t.idle_ns;
+      for (std::size_t p = 0; p < slot.size(); ++p) v[1 + slot[p]] = b.phase_compute[p][k];
+    }
+  }
+
+  /// A window summary; window_id is the ProfilerStep number. name_of(key) gives a key's name.
+  template <class NameOf>
+  void add_window(compress::window_summary w, NameOf&& name_of) {
+    auto& rs = rank_state(w.rank);
+    const auto id = static_cast<std::int64_t>(w.window_id);
+    if (rs.seen && id <= rs.last_step)
+      throw invalid_argument("job model: rank " + std::to_string(w.rank) + " window " + std::to_string(w.window_id) +
+                             " after window " + std::to_string(rs.last_step) + " (ids must increase)");
+    double sums[3] = {0, 0, 0};
+    for (const auto& k : w.kernels) {
+      if (k.key >= key_class_.size()) key_class_.resize(static_cast<std::size_t>(k.key) + 1, -1);
+      auto& c = key_class_[k.key];
+      if (c < 0) {
+        const std::string_view name = name_of(k.key);
+        c = static_cast<std::int8_t>(opt_.breakdown.classifier.classify(name));
+      }
+      sums[static_cast<std::size_t>(c)] += k.total_ns;
+    }
+    auto& v = rs.values[id];
+    v.assign(1 + phases_.size(), nan);
+    const bool consecutive = rs.seen && rs.last_step + 1 == id && rs.last_end < w.end_ns;
+    v[0] = static_cast<double>(w.end_ns - (consecutive ? rs.last_end : w.start_ns));
+    v[1 + compute_phase] = sums[static_cast<std::size_t>(kernel_class::compute)];
+    v[1 + communication_phase] = sums[static_cast<std::size_t>(kernel_class::communication)];
+    v[1 + memory_phase] = sums[static_cast<std::size_t>(kernel_class::memory)];
+    v[1 + idle_phase] = std::max(0.0, v[0] - sums[0] - sums[1] - sums[2]);
+    rs.seen = true;
+    rs.last_step = id;
+    rs.last_end = w.end_ns;
+    skipped_events_ += w.skipped.total();
+    if (opt_.keep_windows) windows_.push_back(std::move(w));
+    source_windows_ = true;
+  }
+
+  void add_note(std::string note) { notes_.push_back(std::move(note)); }
+
+  /// Kernel keys of the windows added from now on are another file's (.fsum key ids are per
+  /// file): classify them afresh.
+  void new_key_space() { key_class_.clear(); }
+
+  /// The model; the builder is empty afterwards.
+  job_model finish() {
+    job_model m;
+    int max_rank = -1;
+    std::vector<std::int64_t> steps;
+    for (const auto& [rank, rs] : ranks_) {
+      max_rank = std::max(max_rank, rank);
+      for (const auto& kv : rs.values) steps.push_back(kv.first);
+    }
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    m.world_size = std::max(opt_.world_size, max_rank + 1);
+    m.steps = steps;
+    m.phases = phases_;
+    const std::size_t R = m.rank_count(), P = phases_.size(), S = steps.size();
+    m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
+    m.iteration_ns.fill(nan);
+    m.phase_ns = xt::xtensor<double, 3>::from_shape({R, P, S});
+    m.phase_ns.fill(nan);
+    m.has_rank.assign(R, false);
+    for (const auto& [rank, rs] : ranks_) {
+      const auto r = static_cast<std::size_t>(rank);
+      for (const auto& [number, v] : rs.values) {
+        const auto s = static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), number) - steps.begin());
+        m.has_rank[r] = true;
+        m.iteration_ns(r, s) = v[0];
+        for (std::size_t p = 0; p < P && p + 1 < v.size(); ++p) m.phase_ns(r, p, s) = v[p + 1];
+      }
+    }
+    int missing = 0;
+    std::string first_missing;
+    for (std::size_t r = 0; r < R; ++r)
+      if (!m.has_rank[r]) {
+        if (missing < 8) first_missing += (missing ? ", " : "") + std::to_string(r);
+        ++missing;
+      }
+    if (missing > 0)
+      notes_.push_back(std::to_string(missing) + " of " + std::to_string(R) + " ranks have no data (" + first_missing +
+                       (missing > 8 ? ", ..." : "") + "): diagnosed without them");
+    if (skipped_events_ > 0)
+      notes_.push_back(std::to_string(skipped_events_) +
+                       " kernel events were skipped by the compressor (see the summaries)");
+    m.notes = std::move(notes_);
+    m.windows = std::move(windows_);
+    m.source = source_traces_ && source_windows_ ? "traces and summaries" : source_traces_ ? "traces" : "summaries";
+    *this = job_model_builder(opt_);
+    return m;
+  }
+
+ private:
+  static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+  struct rank_data {
+    std::map<std::int64_t, std::vector<double>> values;  // step -> [iteration, phase 0, phase 1, ...]
+    bool seen = false;                                   // a window of this rank was added
+    std::int64_t last_step = 0, last_end = 0;
+  };
+
+  rank_data& rank_state(int rank) {
+    if (rank < 0) throw invalid_argument("job model: rank " + std::to_string(rank) + " < 0");
+    return ranks_[rank];
+  }
+
+  std::size_t phase_slot(std::string_view name, bool annotated = false) {
+    for (std::size_t p = 0; p < phases_.size(); ++p)
+      if (phases_[p].name == name && phases_[p].annotated == annotated) return p;
+    phase_info info;
+    info.name = std::string(name);
+    info.annotated = annotated;
+    if (!annotated) {
+      const std::size_t p = phases_.size();
+      info.role = p == communication_phase ? phase_role::wait : p == idle_phase ? phase_role::idle : phase_role::work;
+      info.cls = p == communication_phase ? kernel_class::communication
+                 : p == memory_phase      ? kernel_class::memory
+                                          : kernel_class::compute;
+    }
+    phases_.push_back(std::move(info));
+    return phases_.size() - 1;
+  }
+
+  model_options opt_;
+  std::vector<phase_info> phases_;
+  std::map<int, rank_data> ranks_;
+  std::vector<std::int8_t> key_class_;
+  std::vector<compress::window_summary> windows_;
+  std::vector<std::string> notes_;
+  std::uint64_t skipped_events_ = 0;
+  bool source_traces_ = false, source_windows_ = false;
+};
+
+/// The model of every trace of a loaded trace set (missing and duplicate ranks become notes).
+inline job_model build_job_model(const trace::trace_set& set, model_options options = {}) {
+  if (options.world_size == 0 && set.world_size > 0)
+    options.world_size = static_cast<int>(std::min<std::int64_t>(set.world_size, std::numeric_limits<int>::max()));
+  job_model_builder b(options);
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(set.world_size, 0)), false);
+  for (const auto& t : set.traces) {
+    if (t.rank < 0) continue;
+    if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {
+      b.add_note(t.data.source + ": rank " + std::to_string(t.rank) +
+                 " has another trace already; this one is not diagnosed");
+      continue;
+    }
+    if (static_cast<std::size_t>(t.rank) < seen.size()) seen[static_cast<std::size_t>(t.rank)] = true;
+    b.add_trace(t.rank, t.data, set.names);
+  }
+  for (const auto& f : set.skipped_files) b.add_note(f + ": not a trace (no traceEvents), skipped");
+  return b.finish();
+}
+
+/// The model of a .fsum byte stream, decoded one window at a time.
+inline job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
+                                                std::string_view source = "<fsum>") {
+  job_model_builder b(options);
+  const auto d = compress::decode_summaries_to(
+      bytes,
+      [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
+        b.add_window(std::move(w), [&](name_id key) -> std::string_view {
+          const auto it = so_far.names.find(key);
+          return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
+        });
+      },
+      source);
+  for (const auto& dmg : d.damaged)
+    b.add_note(std::string(source) + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason +
+               "), skipped");
+  if (d.windows_without_reference > 0)
+    b.add_note(std::string(source) + ": " + std::to_string(d.windows_without_reference) +
+               " windows lost their reference after damage, skipped");
+  return b.finish();
+}
+
+}  // namespace failslow::diagnose

@@ -1,0 +1,425 @@
+// failslow/diagnose/l1_windows.hpp -- L1: which steps of the job were slow, and how
+// (a transient spike, a sustained shift, a growing drift, recurring spikes, warm-up).
+//
+// Synopsis
+//   l1_result find_slow_windows(model, options)
+//   series_analysis analyze_series(y, options)       the same on any series (NaN = no value)
+//   The job's series is y_t = median over ranks of iteration_ns(rank, t) (in a synchronous job
+//   every rank's period is the job's). On a series of T >= options.min_steps values, in log
+//   space (step times are multiplicative and their noise right-skewed; x = ln y):
+//     1. Segments: PELT (detect/pelt.hpp, normal mean, MBIC, minimum segment 1, its own
+//        MAD-based noise scale). Noise s: the standard deviation of the first differences of x
+//        within 3 robust scales of their median, / sqrt 2 (detail::trimmed_noise_scale), at
+//        least noise_floor (timer resolution and scheduling jitter, relative).
+//     2. Baseline b: from the lowest-mean segment of at least max(min_baseline_steps,
+//        min(T / 10, 10)) steps (the lowest-mean segment when none is that long) up, segments join the baseline pool
+//        while their mean is within z_threshold standard errors of the pool's; ln b is the median of the pool's steps:
+//        the job's healthy pace, not the median of a series whose later part may all be slow, nor the lowest of several
+//        levels that noise made.
+//     4. Slow steps: every step of a segment of at least min_baseline_steps steps outside the
+//        pool whose median L (of x) satisfies L - ln b > z_threshold * s * sqrt(1/length +
+//        1/pool length) and e^L / b - 1 > min_sustained_slowdown (a sustained shift, tested on
+//        the segment as a whole); a single step with x_t - ln b > z_threshold * s and y_t / b - 1
+//        > min_slowdown. Judged against the
+//        series' own spread, with a practical floor. The sliding-window ratio gate
+//        (detect/ratio_gate.hpp: y_t / median of the previous gate_window steps, frozen while
+//        open) is run for its evidence (gate_peak_ratio): in a batch these tests subsume it, as
+//        their baseline is the healthy pace, which a sustained slowdown cannot drag up.
+//     5. Windows: runs of slow steps (a single fast step between two slow runs, still above
+//        b (1 + min_sustained_slowdown / 2), does not split them), classified:
+//          warmup     starts at the first step, at most spike_max_steps long, then back to b
+//          spike      at most spike_max_steps long and followed by a step back to normal
+//          drift      longer, and y grows inside it: OLS slope t-statistic > drift_t and the
+//                     last third's median excess at least twice the first third's
+//          shift      longer, no growth: a level change (or one that lasts to the end)
+//        recurring_min or more spikes become one `recurring` window listing its steps.
+//   Per rank: each rank's own series is analysed the same way; a rank window that overlaps no
+//   job window and where the rank runs more than min_slowdown slower than the job's median is
+//   reported with that rank (asynchronous ranks, a job of independent workers).
+//   Numbers per window: baseline b, observed (median of y over the window), peak (max and its
+//   step), ratio observed / b (peak / b for spikes and warm-up), z = (observed - b) / s, and
+//   job_slowdown = sum (y_t - b) / sum y_t over the window's steps: the fraction of the job's
+//   time lost there.
+// Accuracy: with lognormal noise a step is called slow by chance with probability about
+//   P(N(0,1) > z_threshold) = 3e-5 (z = 4); tests/test_diagnose_levels.cpp measures the
+//   fraction of stationary 60-step series with any window (at most 2 % is required; heavier
+//   tails raise it, which min_slowdown bounds in practice).
+// Complexity: O(T log T) per series (PELT is linear in practice; gate O(T w)); per-rank
+//   analysis O(R T log T).
+// Errors: options out of range (min_slowdown < 0, z_threshold <= 0, spike_max_steps 0,
+//   gate_window 0) throw invalid_argument. Series with fewer than min_steps values give no
+//   windows (the result says why).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/detect/pelt.hpp"
+#include "failslow/detect/ratio_gate.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/stats/descriptive.hpp"
+
+namespace failslow::diagnose {
+
+struct l1_options {
+  double min_slowdown = 0.05;            ///< a slow single step is at least 5 % slower than the baseline
+  double min_sustained_slowdown = 0.02;  ///< a slow segment (a shift) at least 2 %
+  double z_threshold = 4.0;              ///< ... and this many noise scales above it
+  double noise_floor = 0.002;            ///< the noise scale is at least this fraction of the baseline
+  std::size_t min_steps = 3;             ///< shortest series analysed
+  std::size_t min_baseline_steps = 3;    ///< shortest segment that can be the baseline
+  std::size_t gate_window = 10;          ///< ratio gate: median of the previous w steps
+  std::size_t spike_max_steps = 2;       ///< longest spike (or warm-up)
+  std::size_t recurring_min = 3;         ///< this many spikes make one recurring window
+  double drift_t = 3.0;                  ///< slope t-statistic that makes a window a drift
+  bool per_rank = true;                  ///< also analyse each rank's own series
+};
+
+enum class window_pattern : std::uint8_t { spike, warmup, recurring, shift, drift };
+
+constexpr std::string_view to_string(window_pattern p) noexcept {
+  switch (p) {
+    case window_pattern::spike:
+      return "spike";
+    case window_pattern::warmup:
+      return "warmup";
+    case window_pattern::recurring:
+      return "recurring";
+    case window_pattern::shift:
+      return "shift";
+    case window_pattern::drift:
+      return "drift";
+  }
+  return "spike";
+}
+
+/// A slow window; first/last/steps are indices into the series (job_model::steps).
+struct slow_window {
+  std::size_t first = 0, last = 0;
+  std::vector<std::size_t>
+      steps;  ///< the slow steps (all of first..last but single fast gaps; spikes of a recurring window)
+  window_pattern pattern = window_pattern::shift;
+  double baseline_ns = 0, observed_ns = 0, peak_ns = 0;
+  std::size_t peak_index = 0;
+  double ratio = 1, z = 0, job_slowdown = 0;
+  double slope_ns_per_step = 0;  ///< OLS slope inside the window
+  double gate_peak_ratio = 0;    ///< largest ratio-gate ratio inside the window (0: none)
+  int rank = -1;                 ///< -1: the job's series; else the rank's own
+};
+
+/// What L1 found on one series.
+struct series_analysis {
+  std::size_t values = 0;  ///< finite values in the series
+  double baseline_ns = std::numeric_limits<double>::quiet_NaN();
+  double noise_ns = std::numeric_limits<double>::quiet_NaN();
+  std::size_t baseline_first = 0, baseline_last = 0;  ///< the baseline segment (series indices)
+  std::vector<slow_window> windows;
+};
+
+struct l1_result {
+  std::vector<double> job_series;  ///< median iteration time per step (NaN: no rank has it)
+  series_analysis job;
+  std::vector<slow_window> rank_windows;  ///< per-rank windows outside every job window
+  std::vector<std::string> notes;
+};
+
+namespace detail {
+
+inline void check(const l1_options& o) {
+  if (!(o.min_slowdown >= 0) || !(o.min_sustained_slowdown >= 0) || !(o.z_threshold > 0) || !(o.noise_floor >= 0) ||
+      o.spike_max_steps == 0 || o.gate_window == 0 || o.min_steps < 2 || o.min_baseline_steps == 0 ||
+      o.recurring_min < 2 || !(o.drift_t > 0))
+    throw invalid_argument(
+        "l1_options: min_slowdown >= 0, z_threshold > 0, noise_floor >= 0, spike_max_steps >= 1, "
+        "gate_window >= 1, min_steps >= 2, min_baseline_steps >= 1, recurring_min >= 2, drift_t > 0");
+}
+
+// OLS slope of v against 0..n-1 and its t-statistic (0, 0 when undefined).
+inline std::pair<double, double> ols_slope(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  if (n < 3) return {0, 0};
+  const double xm = static_cast<double>(n - 1) / 2;
+  double ym = 0;
+  for (double y : v) ym += y;
+  ym /= static_cast<double>(n);
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxx += (static_cast<double>(i) - xm) * (static_cast<double>(i) - xm);
+    sxy += (static_cast<double>(i) - xm) * (v[i] - ym);
+  }
+  const double slope = sxy / sxx;
+  double rss = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r = v[i] - ym - slope * (static_cast<double>(i) - xm);
+    rss += r * r;
+  }
+  const double se = std::sqrt(rss / static_cast<double>(n - 2) / sxx);
+  if (!(se > 0)) return {slope, slope > 0 ? std::numeric_limits<double>::infinity() : 0.0};
+  return {slope, slope / se};
+}
+
+// Noise scale of a series from its first differences d: sigma0 = 1.4826 MAD(d) / sqrt 2, then
+// the standard deviation of the differences within 3 sqrt(2) sigma0 of their median, divided by
+// sqrt 2 and by 0.98658 (the sd of a normal truncated at +-3 sd): robust to the few large
+// differences that shifts and spikes make, and far less noisy than the MAD alone (which
+// underestimates the scale by a third in 2 % of 60-step series).
+inline double trimmed_noise_scale(const std::vector<double>& d) {
+  if (d.size() < 2) return 0;
+  const double med = stats::median(d);
+  const double s0 = stats::mad_normal(d);
+  if (!(s0 > 0)) return 0;
+  double sum = 0, sum2 = 0, n = 0;
+  for (double x : d)
+    if (std::fabs(x - med) <= 3 * s0) {
+      sum += x;
+      sum2 += x * x;
+      n += 1;
+    }
+  if (n < 2) return s0 / std::sqrt(2.0);
+  const double var = std::max(0.0, (sum2 - sum * sum / n) / (n - 1));
+  return std::sqrt(var) / std::sqrt(2.0) / 0.98658;
+}
+
+}  // namespace detail
+
+/// L1 on one series (NaN entries are steps without a value).
+inline series_analysis analyze_series(const std::vector<double>& y, const l1_options& o = {}) {
+  detail::check(o);
+  series_analysis out;
+  std::vector<std::size_t> at;  // series index of each finite value
+  std::vector<double> v;
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (std::isfinite(y[i]) && y[i] > 0) {
+      at.push_back(i);
+      v.push_back(y[i]);
+    }
+  out.values = v.size();
+  if (v.size() < o.min_steps) return out;
+  const std::size_t T = v.size();
+
+  // 1-3: segments, noise, baseline -- on log iteration times: step times are multiplicative
+  // (a slowdown scales them) and their noise is right-skewed, which the log makes symmetric.
+  std::vector<double> lv(T);
+  for (std::size_t i = 0; i < T; ++i) lv[i] = std::log(v[i]);
+  detect::changepoint_options cp;
+  cp.min_segment = 1;  // a spike is a segment of its own, not half of a pair
+  const auto seg = detect::pelt(lv, cp);
+  std::vector<double> diffs;
+  for (std::size_t i = 1; i < T; ++i) diffs.push_back(lv[i] - lv[i - 1]);
+  double s = std::max(detail::trimmed_noise_scale(diffs), o.noise_floor);
+  // The baseline pools, from the lowest-mean segment up, every segment whose mean is not
+  // significantly above the pool's (PELT also splits noise: the lowest of several noisy levels
+  // alone would bias b low and call the rest slow).
+  std::vector<std::size_t> order(seg.segments.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto seg_len = [&](std::size_t i) { return seg.segments[i].end - seg.segments[i].begin; };
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t x, std::size_t z) { return seg.segments[x].mean < seg.segments[z].mean; });
+  // A baseline segment has at least min_baseline_steps steps, more in long series (T / 10, up to
+  // 10): a short dip that noise made is no healthy pace.
+  const std::size_t min_base = std::max(o.min_baseline_steps, std::min<std::size_t>(T / 10, 10));
+  std::size_t first = order.front();
+  for (std::size_t i : order)
+    if (seg_len(i) >= min_base) {
+      first = i;
+      break;
+    }
+  std::vector<char> pooled(seg.segments.size(), 0);
+  pooled[first] = 1;
+  double pool_sum = seg.segments[first].mean * static_cast<double>(seg_len(first));
+  double pool_n = static_cast<double>(seg_len(first));
+  for (std::size_t i : order) {
+    if (pooled[i] || seg.segments[i].mean < seg.segments[first].mean) continue;
+    const double n1 = static_cast<double>(seg_len(i));
+    if (seg.segments[i].mean - pool_sum / pool_n > o.z_threshold * s * std::sqrt(1 / n1 + 1 / pool_n)) break;
+    pooled[i] = 1;
+    pool_sum += seg.segments[i].mean * n1;
+    pool_n += n1;
+  }
+  std::vector<double> base_values;
+  for (std::size_t i = 0; i < seg.segments.size(); ++i)
+    if (pooled[i])
+      base_values.insert(base_values.end(), lv.begin() + static_cast<std::ptrdiff_t>(seg.segments[i].begin),
+                         lv.begin() + static_cast<std::ptrdiff_t>(seg.segments[i].end));
+  const double lb = stats::median(base_values);
+  const double b = std::exp(lb);
+  out.baseline_ns = b;
+  out.noise_ns = s * b;
+  out.baseline_first = at[seg.segments[first].begin];
+  out.baseline_last = at[seg.segments[first].end - 1];
+
+  // 4: slow steps: whole segments that sit above the baseline, and single steps that do.
+  std::vector<char> slow(T, 0);
+  for (std::size_t i = 0; i < seg.segments.size(); ++i) {
+    const auto& sg = seg.segments[i];
+    if (pooled[i] || seg_len(i) < o.min_baseline_steps) continue;
+    const std::vector<double> part(lv.begin() + static_cast<std::ptrdiff_t>(sg.begin),
+                                   lv.begin() + static_cast<std::ptrdiff_t>(sg.end));
+    const double level = stats::median(part) - lb;
+    const double n1 = static_cast<double>(part.size());
+    if (level > o.z_threshold * s * std::sqrt(1 / n1 + 1 / pool_n) && std::expm1(level) > o.min_sustained_slowdown)
+      std::fill(slow.begin() + static_cast<std::ptrdiff_t>(sg.begin),
+                slow.begin() + static_cast<std::ptrdiff_t>(sg.end), char{1});
+  }
+  for (std::size_t t = 0; t < T; ++t)
+    if (lv[t] - lb > o.z_threshold * s && std::expm1(lv[t] - lb) > o.min_slowdown) slow[t] = 1;
+  // The ARGUS ratio gate (y_t / median of the previous steps) for the evidence: in a batch the
+  // baseline tests above subsume it (their baseline is the healthy level, which a sustained
+  // slowdown cannot drag up), while its ratio is what an online monitor would have alarmed on.
+  detect::ratio_gate_options g;
+  g.window = o.gate_window;
+  g.min_history = std::min<std::size_t>(o.gate_window, 3);
+  g.open_threshold = 1 + o.min_slowdown;
+  g.close_threshold = 1 + o.min_slowdown / 2;
+  g.freeze_baseline_while_open = true;
+  detect::ratio_gate<double> gate(g);
+  std::vector<double> gate_ratio(T, 0);
+  for (std::size_t t = 0; t < T; ++t) {
+    const auto p = gate.update(v[t]);
+    if (std::isfinite(p.ratio)) gate_ratio[t] = p.ratio;
+  }
+
+  // 5: windows.
+  std::vector<slow_window> spikes, others;
+  std::size_t t = 0;
+  while (t < T) {
+    if (!slow[t]) {
+      ++t;
+      continue;
+    }
+    std::size_t e = t;
+    while (true) {
+      if (e + 1 < T && slow[e + 1]) {
+        ++e;
+      } else if (e + 2 < T && !slow[e + 1] && slow[e + 2] && v[e + 1] > b * (1 + o.min_sustained_slowdown / 2) &&
+                 e + 1 - t >= 2) {
+        e += 2;  // one fast-ish step inside a sustained window does not split it
+      } else {
+        break;
+      }
+    }
+    slow_window w;
+    w.first = at[t];
+    w.last = at[e];
+    std::vector<double> in;
+    double excess = 0, total = 0;
+    for (std::size_t i = t; i <= e; ++i) {
+      if (slow[i]) w.steps.push_back(at[i]);
+      in.push_back(v[i]);
+      excess += v[i] - b;
+      total += v[i];
+      if (v[i] > w.peak_ns) {
+        w.peak_ns = v[i];
+        w.peak_index = at[i];
+      }
+      w.gate_peak_ratio = std::max(w.gate_peak_ratio, gate_ratio[i]);
+    }
+    w.baseline_ns = b;
+    w.observed_ns = stats::median(in);
+    w.z = (std::log(w.observed_ns) - lb) / s;
+    w.job_slowdown = total > 0 ? std::max(0.0, excess / total) : 0;
+    const std::size_t span = e - t + 1;
+    const bool ends_series = e + 1 == T;
+    const auto [slope, tstat] = detail::ols_slope(in);
+    w.slope_ns_per_step = slope;
+    if (span <= o.spike_max_steps && !ends_series) {
+      w.pattern = t == 0 ? window_pattern::warmup : window_pattern::spike;
+      w.ratio = w.peak_ns / b;
+      (w.pattern == window_pattern::spike ? spikes : others).push_back(std::move(w));
+    } else {
+      bool drift = false;
+      if (span >= 4 && tstat > o.drift_t) {
+        const std::size_t third = std::max<std::size_t>(1, span / 3);
+        const std::vector<double> head(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(third));
+        const std::vector<double> tail(in.end() - static_cast<std::ptrdiff_t>(third), in.end());
+        drift = stats::median(tail) - b >= 2 * (stats::median(head) - b);
+      }
+      w.pattern = drift ? window_pattern::drift : window_pattern::shift;
+      w.ratio = w.observed_ns / b;
+      others.push_back(std::move(w));
+    }
+    t = e + 1;
+  }
+  if (spikes.size() >= o.recurring_min) {
+    slow_window r = spikes.front();
+    r.pattern = window_pattern::recurring;
+    r.last = spikes.back().last;
+    r.steps.clear();
+    std::vector<double> peaks;
+    double excess = 0, total = 0;
+    for (const auto& sp : spikes) {
+      r.steps.insert(r.steps.end(), sp.steps.begin(), sp.steps.end());
+      peaks.push_back(sp.peak_ns);
+      if (sp.peak_ns > r.peak_ns) {
+        r.peak_ns = sp.peak_ns;
+        r.peak_index = sp.peak_index;
+      }
+      r.gate_peak_ratio = std::max(r.gate_peak_ratio, sp.gate_peak_ratio);
+    }
+    // The time lost over the recurring window's whole span, spikes and the steps between them.
+    for (std::size_t i = 0; i < T; ++i)
+      if (at[i] >= r.first && at[i] <= r.last) {
+        excess += std::max(0.0, v[i] - b);
+        total += v[i];
+      }
+    r.observed_ns = stats::median(peaks);
+    r.ratio = r.observed_ns / b;
+    r.z = (std::log(r.observed_ns) - lb) / s;
+    r.job_slowdown = total > 0 ? excess / total : 0;
+    spikes.assign(1, std::move(r));
+  }
+  out.windows = std::move(others);
+  out.windows.insert(out.windows.end(), spikes.begin(), spikes.end());
+  std::sort(out.windows.begin(), out.windows.end(),
+            [](const slow_window& a, const slow_window& c) { return a.first < c.first; });
+  return out;
+}
+
+/// L1 on a job model: the job's series, then each rank's own (see the synopsis).
+inline l1_result find_slow_windows(const job_model& m, const l1_options& o = {}) {
+  detail::check(o);
+  l1_result out;
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  out.job_series.assign(S, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> col;
+  for (std::size_t s = 0; s < S; ++s) {
+    col.clear();
+    for (std::size_t r = 0; r < R; ++r)
+      if (std::isfinite(m.iteration_ns(r, s))) col.push_back(m.iteration_ns(r, s));
+    if (!col.empty()) out.job_series[s] = stats::median(col);
+  }
+  out.job = analyze_series(out.job_series, o);
+  if (out.job.values < o.min_steps) {
+    out.notes.push_back("L1: " + std::to_string(out.job.values) + " step(s) with GPU work; at least " +
+                        std::to_string(o.min_steps) + " are needed to tell a slow step from the job's pace");
+    return out;
+  }
+  const auto ranks = m.present_ranks();
+  if (!o.per_rank || ranks.size() < 2) return out;
+  std::vector<double> y(S);
+  for (int r : ranks) {
+    for (std::size_t s = 0; s < S; ++s) y[s] = m.iteration_ns(static_cast<std::size_t>(r), s);
+    auto a = analyze_series(y, o);
+    for (auto& w : a.windows) {
+      const bool covered = std::any_of(out.job.windows.begin(), out.job.windows.end(),
+                                       [&](const slow_window& j) { return w.first <= j.last && j.first <= w.last; });
+      if (covered) continue;
+      // In a synchronous job every rank runs at the job's pace: a rank's own slow window counts
+      // only where the rank is slower than the job.
+      std::vector<double> vs_job;
+      for (std::size_t s : w.steps)
+        if (std::isfinite(out.job_series[s]) && out.job_series[s] > 0) vs_job.push_back(y[s] / out.job_series[s] - 1);
+      if (vs_job.empty() || stats::median(vs_job) <= o.min_slowdown) continue;
+      w.rank = r;
+      out.rank_windows.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
+}  // namespace failslow::diagnose

@@ -1,0 +1,221 @@
+// failslow/io/report_text.hpp -- the diagnosis report as text a person reads in a terminal.
+//
+// Synopsis
+//   std::string report_to_text(report, options)
+//   Top-down: a header (ranks, layout and where it came from, steps), then the verdict -- the
+//   summary of every rank-level finding (L2 and above), most severe first, or of the most
+//   severe L1 window when no rank is to blame, or one line saying that nothing was found --
+//   then the evidence level by level (L1 -> L2 -> L3 -> L4): per finding its steps, effect,
+//   the numbers behind it (baseline vs observed, z, q, peers, who waits), and last the notes
+//   (what could not be diagnosed and why). Lines are wrapped at options.width columns.
+// Complexity: O(size of the report).
+// Errors: none.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "failslow/core/report.hpp"
+
+namespace failslow::io {
+
+struct text_report_options {
+  std::size_t width = 100;                  ///< wrap lines at this many columns (0: never)
+  std::size_t max_findings_per_level = 20;  ///< the rest are counted
+};
+
+namespace detail {
+
+inline void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width,
+                           std::size_t first_indent) {
+  std::size_t col = first_indent;
+  out.append(first_indent, ' ');
+  std::size_t i = 0;
+  bool first_word = true;
+  while (i < text.size()) {
+    const std::size_t j = std::min(text.find(' ', i), text.size());
+    const std::string_view word = text.substr(i, j - i);
+    if (!first_word && width > 0 && col + 1 + word.size() > width) {
+      out += '\n';
+      out.append(indent, ' ');
+      col = indent;
+    } else if (!first_word) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+    first_word = false;
+    i = j + 1;
+  }
+  out += '\n';
+}
+
+inline std::string num(double v, const char* fmt = "%.3g") {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+inline std::string duration(double ns) {
+  if (!std::isfinite(ns)) return "n/a";
+  char buf[64];
+  const double a = std::fabs(ns);
+  if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  return buf;
+}
+
+inline std::string steps_text(const finding& f) {
+  return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
+                                     : "steps " + std::to_string(f.first_step) + "-" + std::to_string(f.last_step);
+}
+
+inline std::string percent(double fraction) { return num(100 * fraction, "%.1f") + " %"; }
+
+// The evidence lines of one finding, by kind; other kinds list their evidence generically.
+inline std::vector<std::string> evidence_lines(const finding& f) {
+  std::vector<std::string> lines;
+  const auto& e = f.evidence;
+  if (f.kind == "slow_window") {
+    std::string l = steps_text(f) + ": " + (e.find("pattern") ? e.find("pattern")->text : std::string("window")) +
+                    ", " + num(f.score, "%.2f") + "x the baseline (" + duration(e.number("observed_ns")) + " vs " +
+                    duration(e.number("baseline_ns")) + " per step, peak " + duration(e.number("peak_ns")) +
+                    " at step " + num(e.number("peak_step"), "%.0f") + ")";
+    lines.push_back(l);
+    lines.push_back("z " + num(e.number("z"), "%.1f") + " against a step-to-step noise of " +
+                    duration(e.number("noise_ns")) + "; the job lost " + percent(e.number("job_slowdown")) +
+                    " of its time over these steps");
+    if (const auto* s = e.find("steps"); s && s->what == evidence_item::type::numbers && s->numbers.size() > 1 &&
+                                         e.find("pattern") && e.find("pattern")->text == "recurring") {
+      std::string list;
+      for (double v : s->numbers) list += (list.empty() ? "" : ", ") + num(v, "%.0f");
+      lines.push_back("slow steps: " + list);
+    }
+    return lines;
+  }
+  if (f.kind == "straggler") {
+    std::string who = f.ranks.empty() ? std::string("?") : std::to_string(f.ranks.front());
+    std::string peers = "its peers";
+    if (const auto* p = e.find("peers"); p && p->what == evidence_item::type::numbers)
+      peers = "its " + std::to_string(p->numbers.size()) + " peers";
+    lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
+                    " per step vs " + duration(e.number("baseline_ns")) + " for " + peers +
+                    (f.group.empty() ? "" : " in " + f.group) + " (" + num(e.number("ratio"), "%.2f") + "x, z " +
+                    num(e.number("z"), "%.1f") + ", elevated in " + num(e.number("elevated_steps"), "%.0f") +
+                    " steps, q " + num(e.number("q_value"), "%.2g") + ")");
+    const double cr = e.number("communication_ratio", std::nan(""));
+    std::string wait = "communication " + num(cr, "%.2f") + "x its peers'";
+    if (std::isfinite(cr) && cr < 1) wait += " (it does not wait: the others wait for it)";
+    const double waiting = e.number("waiting_ranks");
+    if (waiting > 0) wait += "; " + num(waiting, "%.0f") + " ranks wait longer in collectives";
+    lines.push_back(wait);
+    const double cv = e.number("group_cv", std::nan("")), cvb = e.number("group_cv_before", std::nan(""));
+    std::string cvl = "CV of " + f.phase + " across the group " + num(cv, "%.3f");
+    if (std::isfinite(cvb)) cvl += " (" + num(cvb, "%.3f") + " before)";
+    cvl += "; the job lost " + percent(e.number("job_slowdown")) + " of its time over these steps";
+    lines.push_back(cvl);
+    if (const auto* a = e.find("also_slow"); a && a->what == evidence_item::type::text)
+      lines.push_back("also slow: " + a->text);
+    return lines;
+  }
+  std::string generic;
+  for (const auto& item : e.items()) {
+    if (!generic.empty()) generic += ", ";
+    generic += item.name + " ";
+    if (item.what == evidence_item::type::number)
+      generic += num(item.number, "%.4g");
+    else if (item.what == evidence_item::type::text)
+      generic += item.text;
+    else
+      generic += "[" + std::to_string(item.numbers.size()) + " values]";
+  }
+  lines.push_back(steps_text(f) + (generic.empty() ? "" : ": " + generic));
+  return lines;
+}
+
+}  // namespace detail
+
+inline std::string report_to_text(const report& r, const text_report_options& o = {}) {
+  using detail::append_wrapped;
+  std::string out;
+  const auto& t = r.topology;
+  std::string layout = "tp " + std::to_string(t.tp) + " x pp " + std::to_string(t.pp) + " x dp " + std::to_string(t.dp);
+  if (t.cp > 1) layout += " x cp " + std::to_string(t.cp);
+  if (t.ep > 1) layout += " x ep " + std::to_string(t.ep);
+  layout += ", order " + t.order + (t.source.empty() ? "" : ", " + t.source);
+  append_wrapped(out,
+                 "failslow diagnosis: " + std::to_string(r.world_size) + " ranks (" + layout + "), steps " +
+                     std::to_string(r.first_step) + "-" + std::to_string(r.last_step),
+                 2, o.width, 0);
+  out += '\n';
+
+  // Verdict.
+  std::vector<const finding*> blamed;
+  const finding* worst_window = nullptr;
+  for (const auto& f : r.findings) {
+    if (level_number(f.level) >= 2)
+      blamed.push_back(&f);
+    else if (!worst_window)
+      worst_window = &f;
+  }
+  if (r.findings.empty()) {
+    append_wrapped(out,
+                   "No fail-slow problem found in steps " + std::to_string(r.first_step) + "-" +
+                       std::to_string(r.last_step) + " of " + std::to_string(r.world_size) + " ranks.",
+                   2, o.width, 0);
+  } else {
+    out += "Verdict\n";
+    std::size_t shown = 0;
+    for (const auto* f : blamed) {
+      if (shown++ == o.max_findings_per_level) break;
+      append_wrapped(out, "- " + f->summary, 4, o.width, 2);
+    }
+    if (blamed.empty() && worst_window)
+      append_wrapped(out, "- " + worst_window->summary + " (no rank, kernel or link is to blame at L2)", 4, o.width, 2);
+    else if (blamed.size() > o.max_findings_per_level)
+      append_wrapped(out, "- ... and " + std::to_string(blamed.size() - o.max_findings_per_level) + " more", 4, o.width,
+                     2);
+  }
+
+  // Evidence, level by level.
+  static const char* const titles[] = {"", "L1 slow windows (the job's iteration time)",
+                                       "L2 stragglers (rank and phase, against comparable ranks)",
+                                       "L3 degraded kernels, links and stages", "L4 who waits for whom, host stalls"};
+  for (int level = 1; level <= 4; ++level) {
+    std::vector<const finding*> here;
+    for (const auto& f : r.findings)
+      if (level_number(f.level) == level) here.push_back(&f);
+    if (here.empty()) continue;
+    out += '\n';
+    out += titles[level];
+    out += '\n';
+    std::size_t shown = 0;
+    for (const auto* f : here) {
+      if (shown++ == o.max_findings_per_level) {
+        append_wrapped(out,
+                       "... " + std::to_string(here.size() - o.max_findings_per_level) + " more in the JSON report", 4,
+                       o.width, 2);
+        break;
+      }
+      const auto lines = detail::evidence_lines(*f);
+      for (std::size_t i = 0; i < lines.size(); ++i)
+        append_wrapped(out, (i == 0 ? "- " : "  ") + lines[i], 4, o.width, 2);
+    }
+  }
+  if (!r.notes.empty()) {
+    out += "\nNotes\n";
+    for (const auto& n : r.notes) append_wrapped(out, "- " + n, 4, o.width, 2);
+  }
+  return out;
+}
+
+}  // namespace failslow::io

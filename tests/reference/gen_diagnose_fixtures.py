@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Reference values for the diagnosis (failslow/diagnose/), from numpy/scipy, written from the
+documented formulas of the C++ headers and not from their code.
+
+usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/reference/diagnose/*.json)
+
+  binomial.json   P(X >= k), X ~ Binomial(n, p): scipy.stats.binom.sf(k - 1, n, p), over a grid of
+                  k, n, p including far tails (the L2 test per rank and phase)
+  l2_groups.json  one comparison group (ranks x steps of one phase) per case, with the L2
+                  statistics of diagnose/l2_stragglers.hpp: the pooled robust scale, z-scores,
+                  elevated steps, the persistent run, the binomial p-value against the other
+                  ranks' rate and the Benjamini-Hochberg q-values
+                  (as scipy.stats.false_discovery_control), and which ranks are stragglers
+"""
+import json
+import os
+
+import numpy as np
+from scipy import stats
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose")
+
+
+def dump(name, obj):
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, name), "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def binomial_cases():
+    cases = []
+    for n in [1, 3, 5, 10, 30, 100, 1000, 5000]:
+        for p in [1e-6, 2.326e-4, 0.001, 0.01, 0.1, 0.3, 0.5, 0.9]:
+            for k in sorted({0, 1, 2, n // 10, n // 3, n // 2, n - 1, n}):
+                if 0 <= k <= n:
+                    cases.append({"k": k, "n": n, "p": p, "sf": float(stats.binom.sf(k - 1, n, p))})
+    return cases
+
+
+Z_THRESHOLD = 3.5
+MIN_EFFECT = 0.03
+MIN_STEPS = 3
+MIN_FRACTION = 0.6
+MAX_GAP = 1
+FDR_Q = 0.01
+RESOLUTION = 1e-3
+MAD_TO_SIGMA = 1.482602218505602
+
+
+def bh_adjusted(p):
+    """Benjamini-Hochberg adjusted p-values, as scipy.stats.false_discovery_control (scipy >= 1.11)
+    computes them: sort, scale by m / rank, reversed cumulative minimum, clip at 1."""
+    m = len(p)
+    order = np.argsort(p, kind="mergesort")
+    ranked = p[order] * m / np.arange(1, m + 1)
+    adj = np.empty(m)
+    adj[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
+    return adj
+
+
+def best_run(elevated):
+    """The run of elevated steps (gaps of at most MAX_GAP) with the most elevated steps."""
+    best = (0, 0, 0)  # count, first, last
+    s, S = 0, len(elevated)
+    while s < S:
+        if not elevated[s]:
+            s += 1
+            continue
+        e, count, gap = s, 1, 0
+        for t in range(s + 1, S):
+            if elevated[t]:
+                e, count, gap = t, count + 1, 0
+            else:
+                gap += 1
+                if gap > MAX_GAP:
+                    break
+        if count > best[0]:
+            best = (count, s, e)
+        s = e + 1
+    return best
+
+
+def l2_group(x):
+    """x: ranks x steps of one phase (all finite)."""
+    G, S = x.shape
+    med = np.median(x, axis=0)
+    e = x - med
+    scale = max(MAD_TO_SIGMA * np.median(np.abs(e)), RESOLUTION * np.median(med))
+    z = e / scale
+    rel = e / med
+    elevated = (z > Z_THRESHOLD) & (rel > MIN_EFFECT)
+    k = elevated.sum(axis=1)
+    K, N = k.sum(), G * S
+    floor = stats.norm.sf(Z_THRESHOLD)
+    p = np.ones(G)
+    runs = []
+    for i in range(G):
+        count, first, last = best_run(list(elevated[i]))
+        runs.append((count, first, last))
+        if count >= MIN_STEPS and count >= MIN_FRACTION * (last - first + 1):
+            rate = (K - k[i]) / (N - S)
+            p[i] = stats.binom.sf(k[i] - 1, S, max(rate, floor))
+    q = bh_adjusted(p)
+    ranks = []
+    for i in range(G):
+        if q[i] <= FDR_Q:
+            count, first, last = runs[i]
+            zs = z[i, first:last + 1]
+            ratio = np.median(x[i, first:last + 1]) / np.median(med[first:last + 1])
+            ranks.append({"rank": i, "first": first, "last": last, "elevated": int(count), "p": float(p[i]),
+                          "q": float(q[i]), "z": float(np.median(zs)), "ratio": float(ratio)})
+    return {"values": x.tolist(), "scale": float(scale), "p": p.tolist(), "q": q.tolist(), "stragglers": ranks}
+
+
+def l2_cases():
+    rng = np.random.default_rng(20261201)
+    cases = []
+    # (ranks, steps, noise, planted: list of (rank, first step, factor)), rotating: every 4th step a
+    # different rank is slow for one step.
+    specs = [
+        (8, 30, 0.01, [(3, 10, 1.5)], False),
+        (8, 30, 0.01, [(5, 10, 1.1)], False),
+        (16, 20, 0.02, [(0, 0, 1.2), (9, 12, 1.3)], False),
+        (8, 30, 0.01, [], True),
+        (4, 12, 0.005, [(2, 4, 1.06)], False),
+        (32, 40, 0.03, [], False),
+        (8, 30, 0.01, [(1, 5, 1.04)], False),
+    ]
+    for G, S, noise, planted, rotating in specs:
+        base = 40e6 * (1 + 0.2 * rng.random(S))  # the step's work varies, all ranks alike
+        x = base * np.exp(noise * rng.standard_normal((G, S)))
+        for r, first, f in planted:
+            x[r, first:] *= f
+        if rotating:
+            for t in range(0, S, 4):
+                x[(t // 4 * 3) % G, t] *= 2.0
+        case = l2_group(np.round(x))
+        case["planted"] = [r for r, _, _ in planted]
+        cases.append(case)
+    return cases
+
+
+if __name__ == "__main__":
+    dump("binomial.json", binomial_cases())
+    dump("l2_groups.json", l2_cases())

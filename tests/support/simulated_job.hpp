@@ -1,0 +1,54 @@
+// Test support: a simulated job as the diagnosis sees it -- its Kineto traces read back into a
+// trace set (the path real traces take), or its window summaries (the always-on path).
+#pragma once
+
+#include <failslow/diagnose/job_model.hpp>
+#include <failslow/io/kineto_reader.hpp>
+#include <failslow/sim/kineto_writer.hpp>
+#include <failslow/sim/simulator.hpp>
+#include <failslow/sim/summaries.hpp>
+#include <failslow/trace/trace_set.hpp>
+#include <string>
+#include <utility>
+
+namespace failslow_test {
+
+struct traced_job {
+  failslow::sim::simulated_job job{};
+  failslow::trace::trace_set set;
+};
+
+/// Simulates the job and reads every rank's Kineto document back (no files).
+inline traced_job simulate_traces(const failslow::sim::job_config& cfg, failslow::sim::scenario s,
+                                  const failslow::sim::scenario_options& so = {}) {
+  traced_job out;
+  out.job = failslow::sim::simulate(cfg, s, so);
+  const int world = out.job.topo.world_size();
+  out.set.world_size = world;
+  failslow::io::kineto_reader reader;
+  for (int r = 0; r < world; ++r) {
+    const std::string doc = failslow::sim::kineto_trace(out.job, r);
+    failslow::trace::rank_trace t;
+    t.rank = r;
+    t.data = reader.read_buffer(doc, out.set.names, {}, "rank_" + std::to_string(r) + ".json");
+    for (auto& e : t.data.events) e.rank = r;
+    out.set.traces.push_back(std::move(t));
+  }
+  out.job.ranks.clear();  // the timelines are not needed once written
+  return out;
+}
+
+/// The same job's window summaries straight from the simulator's scale mode, into a model.
+inline std::pair<failslow::diagnose::job_model, failslow::sim::truth> simulate_summaries_model(
+    const failslow::sim::job_config& cfg, failslow::sim::scenario s, const failslow::sim::scenario_options& so = {}) {
+  failslow::diagnose::job_model_builder b;
+  auto run = failslow::sim::simulate_summaries(
+      cfg, s, so,
+      [&](failslow::compress::window_summary&& w) {
+        b.add_window(std::move(w), [](failslow::name_id k) { return failslow::sim::kernel_key_name(k); });
+      },
+      {});
+  return {b.finish(), run.truth};
+}
+
+}  // namespace failslow_test

@@ -1,0 +1,276 @@
+// The diagnosis levels on controlled input: L2's statistics against the numpy/scipy reference
+// (tests/reference/gen_diagnose_fixtures.py), L1's window patterns and false-alarm rate on
+// seeded series, the step breakdown and the job model on small synthetic traces.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <failslow/diagnose/detail/binomial_tail.hpp>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/job_model.hpp>
+#include <failslow/diagnose/l1_windows.hpp>
+#include <failslow/diagnose/l2_stragglers.hpp>
+#include <failslow/io/report_text.hpp>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "support/fixtures.hpp"
+
+using namespace failslow;
+using failslow_test::close;
+using failslow_test::load_fixture;
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// A model with the four class phases, every value NaN, for `ranks` ranks and `steps` steps.
+diagnose::job_model empty_model(std::size_t ranks, std::size_t steps) {
+  diagnose::job_model m;
+  m.world_size = static_cast<int>(ranks);
+  for (std::size_t s = 0; s < steps; ++s) m.steps.push_back(static_cast<std::int64_t>(100 + s));
+  const char* names[] = {"compute", "communication", "memory", "idle"};
+  const diagnose::phase_role roles[] = {diagnose::phase_role::work, diagnose::phase_role::wait,
+                                        diagnose::phase_role::work, diagnose::phase_role::idle};
+  const kernel_class classes[] = {kernel_class::compute, kernel_class::communication, kernel_class::memory,
+                                  kernel_class::compute};
+  for (int p = 0; p < 4; ++p) m.phases.push_back({names[p], roles[p], classes[p], false});
+  m.iteration_ns = xt::xtensor<double, 2>::from_shape({ranks, steps});
+  m.iteration_ns.fill(nan);
+  m.phase_ns = xt::xtensor<double, 3>::from_shape({ranks, 4, steps});
+  m.phase_ns.fill(nan);
+  m.has_rank.assign(ranks, true);
+  return m;
+}
+
+topology data_parallel(int world) {
+  parallel_sizes s;
+  s.dp = world;
+  return topology(s);
+}
+
+}  // namespace
+
+TEST_CASE("binomial upper tail equals scipy.stats.binom.sf", "[diagnose][reference]") {
+  const auto cases = load_fixture("diagnose/binomial.json");
+  REQUIRE(cases.size() > 100);
+  for (const auto& c : cases) {
+    const auto k = c.at("k").get<std::uint64_t>(), n = c.at("n").get<std::uint64_t>();
+    const double p = c.at("p").get<double>(), want = c.at("sf").get<double>();
+    const double got = diagnose::detail::binomial_upper_tail(k, n, p);
+    INFO("k " << k << " n " << n << " p " << p);
+    CHECK(close(got, want, 1e-10, 1e-300));
+  }
+}
+
+TEST_CASE("L2 statistics of one group equal the numpy/scipy reference", "[diagnose][reference]") {
+  const auto cases = load_fixture("diagnose/l2_groups.json");
+  REQUIRE(cases.size() >= 5);
+  int with_planted = 0;
+  for (const auto& c : cases) {
+    const auto& values = c.at("values");
+    const std::size_t G = values.size(), S = values.at(0).size();
+    auto m = empty_model(G, S);
+    for (std::size_t r = 0; r < G; ++r)
+      for (std::size_t s = 0; s < S; ++s) m.phase_ns(r, diagnose::compute_phase, s) = values[r][s].get<double>();
+    const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+    CHECK(res.tests == G);  // compute only: memory, idle and iteration are NaN
+    const auto& want = c.at("stragglers");
+    REQUIRE(res.stragglers.size() == want.size());
+    std::vector<diagnose::straggler> got = res.stragglers;
+    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const auto& w = want[i];
+      INFO("case with " << G << " ranks, straggler " << w.at("rank").get<int>());
+      CHECK(got[i].rank == w.at("rank").get<int>());
+      CHECK(got[i].first == w.at("first").get<std::size_t>());
+      CHECK(got[i].last == w.at("last").get<std::size_t>());
+      CHECK(got[i].elevated_steps == w.at("elevated").get<std::size_t>());
+      CHECK(close(got[i].p_value, w.at("p").get<double>(), 1e-9, 1e-300));
+      CHECK(close(got[i].q_value, w.at("q").get<double>(), 1e-9, 1e-300));
+      CHECK(close(got[i].z, w.at("z").get<double>(), 1e-9));
+      CHECK(close(got[i].ratio, w.at("ratio").get<double>(), 1e-12));
+    }
+    // Every planted rank is found, nothing else.
+    std::vector<int> planted = c.at("planted").get<std::vector<int>>(), found;
+    for (const auto& s : got) found.push_back(s.rank);
+    std::sort(planted.begin(), planted.end());
+    CHECK(found == planted);
+    with_planted += planted.empty() ? 0 : 1;
+  }
+  CHECK(with_planted >= 4);
+}
+
+TEST_CASE("L2: noise rotating between ranks and a job-wide change are no straggler", "[diagnose][l2]") {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> noise(0, 0.01);
+    const std::size_t G = 16, S = 40;
+    auto m = empty_model(G, S);
+    for (std::size_t s = 0; s < S; ++s) {
+      const double level = s >= 20 ? 60e6 : 40e6;  // every rank slower from step 20: not one rank's fault
+      for (std::size_t r = 0; r < G; ++r) m.phase_ns(r, 0, s) = level * std::exp(noise(rng));
+      m.phase_ns((s * 7 + seed) % G, 0, s) *= 3;  // a GC pause on a different rank each step
+    }
+    const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+    INFO("seed " << seed);
+    CHECK(res.stragglers.empty());
+  }
+}
+
+TEST_CASE("L2: a rank that also waits longer in collectives is not blamed", "[diagnose][l2]") {
+  const std::size_t G = 8, S = 20;
+  auto m = empty_model(G, S);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 0.005);
+  for (std::size_t r = 0; r < G; ++r)
+    for (std::size_t s = 0; s < S; ++s) {
+      m.phase_ns(r, diagnose::compute_phase, s) = 40e6 * std::exp(noise(rng));
+      m.phase_ns(r, diagnose::communication_phase, s) = 20e6 * std::exp(noise(rng));
+    }
+  for (std::size_t s = 5; s < S; ++s) {
+    m.phase_ns(2, diagnose::compute_phase, s) *= 1.3;      // slow, and ...
+    m.phase_ns(2, diagnose::communication_phase, s) *= 2;  // ... waiting more than anyone: not its own fault
+    m.phase_ns(6, diagnose::compute_phase, s) *= 1.3;      // slow, the others wait for it
+    m.phase_ns(6, diagnose::communication_phase, s) *= 0.5;
+  }
+  const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+  REQUIRE(res.stragglers.size() == 1);
+  CHECK(res.stragglers[0].rank == 6);
+  CHECK(res.stragglers[0].first == 5);
+  CHECK(res.stragglers[0].communication_ratio < 0.6);
+  bool noted = false;
+  for (const auto& n : res.notes) noted = noted || n.find("rank 2") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("L2: groups too small to compare are widened along tp, else noted", "[diagnose][l2]") {
+  // tp 2 x dp 2 x pp 2: a compute group (same tp index and stage) has 2 ranks; with tp it has 4.
+  parallel_sizes sz;
+  sz.tp = 2;
+  sz.dp = 2;
+  sz.pp = 2;
+  const topology topo(sz);
+  auto m = empty_model(8, 12);
+  for (std::size_t r = 0; r < 8; ++r)
+    for (std::size_t s = 0; s < 12; ++s) m.phase_ns(r, 0, s) = 30e6 + 1e4 * static_cast<double>((r * 7 + s * 3) % 5);
+  for (std::size_t s = 3; s < 12; ++s) m.phase_ns(5, 0, s) *= 1.4;
+  auto res = diagnose::find_stragglers(m, topo, nullptr);
+  REQUIRE(res.stragglers.size() == 1);
+  CHECK(res.stragglers[0].rank == 5);
+  CHECK(res.stragglers[0].group == "stage:1");
+  CHECK(res.stragglers[0].peers.size() == 3);
+  // One rank per stage: nothing to compare with, and the report says so.
+  parallel_sizes pp_only;
+  pp_only.pp = 4;
+  auto m2 = empty_model(4, 12);
+  for (std::size_t r = 0; r < 4; ++r)
+    for (std::size_t s = 0; s < 12; ++s) m2.phase_ns(r, 0, s) = 30e6;
+  res = diagnose::find_stragglers(m2, topology(pp_only), nullptr);
+  CHECK(res.stragglers.empty());
+  REQUIRE_FALSE(res.notes.empty());
+  CHECK(res.notes.front().find("fewer than 3 comparable ranks") != std::string::npos);
+}
+
+TEST_CASE("L1 tells a spike, a shift, a drift, recurring spikes and warm-up apart", "[diagnose][l1]") {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    const double sd = 0.005 * (1 + static_cast<double>(seed % 3));  // 0.5 % to 1.5 % step-to-step noise
+    std::normal_distribution<double> noise(0, sd);
+    const double base = 100e6 * (1 + static_cast<double>(seed));
+    auto series = [&](std::size_t n) {
+      std::vector<double> y(n);
+      for (auto& v : y) v = base * std::exp(noise(rng));
+      return y;
+    };
+    INFO("seed " << seed << " noise " << sd);
+    {
+      auto y = series(40);
+      y[17] *= 1.8;
+      const auto a = diagnose::analyze_series(y);
+      REQUIRE(a.windows.size() == 1);
+      CHECK(a.windows[0].pattern == diagnose::window_pattern::spike);
+      CHECK(a.windows[0].first == 17);
+      CHECK(a.windows[0].last == 17);
+      CHECK(close(a.baseline_ns, base, 3 * sd));
+    }
+    {
+      auto y = series(40);
+      for (std::size_t i = 15; i < 40; ++i) y[i] *= 1.25;
+      const auto a = diagnose::analyze_series(y);
+      REQUIRE(a.windows.size() == 1);
+      CHECK(a.windows[0].pattern == diagnose::window_pattern::shift);
+      CHECK(a.windows[0].first >= 14);
+      CHECK(a.windows[0].first <= 16);
+      CHECK(a.windows[0].last == 39);
+      CHECK(close(a.windows[0].ratio, 1.25, 0.03));
+    }
+    {
+      auto y = series(40);
+      for (std::size_t i = 15; i < 40; ++i) y[i] *= 1 + 0.5 * static_cast<double>(i - 14) / 25;
+      const auto a = diagnose::analyze_series(y);
+      REQUIRE_FALSE(a.windows.empty());
+      CHECK(a.windows.back().pattern == diagnose::window_pattern::drift);
+      CHECK(a.windows.back().last == 39);
+      CHECK(a.windows.back().slope_ns_per_step > 0);
+    }
+    {
+      auto y = series(40);
+      for (std::size_t i = 8; i < 40; i += 6) y[i] *= 2.5;
+      const auto a = diagnose::analyze_series(y);
+      REQUIRE(a.windows.size() == 1);
+      CHECK(a.windows[0].pattern == diagnose::window_pattern::recurring);
+      CHECK(a.windows[0].steps == std::vector<std::size_t>{8, 14, 20, 26, 32, 38});
+    }
+    {
+      auto y = series(20);
+      y[0] *= 4;
+      const auto a = diagnose::analyze_series(y);
+      REQUIRE(a.windows.size() == 1);
+      CHECK(a.windows[0].pattern == diagnose::window_pattern::warmup);
+    }
+  }
+}
+
+TEST_CASE("L1 false alarms on stationary noise are rare", "[diagnose][l1]") {
+  // 2000 series of 60 steps of lognormal noise (1 % and 5 %) and of a heavier-tailed noise:
+  // a series with any slow window is a false alarm.
+  std::mt19937_64 rng(42);
+  for (double sd : {0.01, 0.05}) {
+    int alarms = 0;
+    const int series = 1000;
+    for (int k = 0; k < series; ++k) {
+      std::normal_distribution<double> noise(0, sd);
+      std::vector<double> y(60);
+      for (auto& v : y) v = 100e6 * std::exp(noise(rng));
+      alarms += diagnose::analyze_series(y).windows.empty() ? 0 : 1;
+    }
+    INFO("noise " << sd << ": " << alarms << " of " << series << " series raised a window");
+    CHECK(alarms <= series / 50);  // <= 2 %; the normal tail at z 4 gives about 0.2 % per series
+  }
+}
+
+TEST_CASE("L1 on too short a series says why", "[diagnose][l1]") {
+  auto m = empty_model(1, 2);
+  m.iteration_ns(0, 0) = 1e8;
+  m.iteration_ns(0, 1) = 3e8;
+  const auto r = diagnose::find_slow_windows(m);
+  CHECK(r.job.windows.empty());
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("at least 3") != std::string::npos);
+  CHECK_THROWS_AS(diagnose::analyze_series({1, 2, 3}, diagnose::l1_options{-1}), invalid_argument);
+}
+
+TEST_CASE("the report of a healthy job says so in one line", "[diagnose][report]") {
+  auto m = empty_model(8, 10);
+  for (std::size_t r = 0; r < 8; ++r)
+    for (std::size_t s = 0; s < 10; ++s) {
+      m.iteration_ns(r, s) = 100e6 + 1e5 * static_cast<double>((r + s) % 3);
+      m.phase_ns(r, 0, s) = 60e6 + 1e5 * static_cast<double>((r * 3 + s) % 4);
+      m.phase_ns(r, 1, s) = 30e6;
+      m.phase_ns(r, 3, s) = 1e5;
+    }
+  const auto rep = diagnose::diagnose(m, data_parallel(8));
+  CHECK(rep.findings.empty());
+  const auto text = io::report_to_text(rep);
+  CHECK(text.find("No fail-slow problem found in steps 100-109 of 8 ranks.") != std::string::npos);
+}
