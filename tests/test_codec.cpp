@@ -242,3 +242,58 @@ TEST_CASE("long kernel names cost a fraction of their length in the file", "[cod
   REQUIRE(dec.names.size() == 100);
   for (const auto& [id, text] : dec.names) CHECK(text == names.name(id));
 }
+
+TEST_CASE("fed in pieces, the decoder gives what it gives on the whole stream, damage included") {
+  name_table names;
+  const auto windows = make_windows(names, 3, 30, 5);
+  codec_options opt;
+  opt.key_frame_interval = 4;
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+  std::string bytes = enc.header();
+  for (const auto& w : windows) enc.encode(w, bytes);
+  std::mt19937_64 rng(23);
+  auto same = [](const decoded_summaries& a, const std::vector<window_summary>& got_windows,
+                 const decoded_summaries& whole) {
+    REQUIRE(got_windows.size() == whole.windows.size());
+    for (std::size_t i = 0; i < got_windows.size(); ++i) {
+      CHECK(got_windows[i].rank == whole.windows[i].rank);
+      CHECK(got_windows[i].window_id == whole.windows[i].window_id);
+      CHECK(got_windows[i].kernels.size() == whole.windows[i].kernels.size());
+    }
+    REQUIRE(a.damaged.size() == whole.damaged.size());
+    for (std::size_t i = 0; i < a.damaged.size(); ++i) {
+      CHECK(a.damaged[i].offset == whole.damaged[i].offset);
+      CHECK(a.damaged[i].reason == whole.damaged[i].reason);
+    }
+    CHECK(a.windows_without_reference == whole.windows_without_reference);
+    CHECK(a.names == whole.names);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    std::string data = bytes;
+    // Clean streams, flipped bytes, a cut-off end and inserted garbage.
+    if (trial % 3 == 1)
+      for (int f = 0; f < 3; ++f) data[8 + rng() % (data.size() - 8)] = static_cast<char>(rng());
+    if (trial % 3 == 2) {
+      data.insert(8 + rng() % (data.size() - 8), std::string(37, 'x'));
+      data.resize(data.size() - rng() % 50);
+    }
+    const auto whole = decode_summaries(data);
+    summary_decoder dec;
+    std::vector<window_summary> got;
+    auto sink = [&](window_summary&& w, const decoded_summaries&) { got.push_back(std::move(w)); };
+    std::size_t at = 0;
+    while (at < data.size()) {
+      const std::size_t n = std::min<std::size_t>(data.size() - at, 1 + rng() % (trial % 2 ? 7 : 400));
+      dec.feed(std::string_view(data).substr(at, n), sink);
+      at += n;
+    }
+    dec.finish(sink);
+    INFO("trial " << trial);
+    same(dec.state(), got, whole);
+  }
+  // No header at all, or a wrong one.
+  summary_decoder empty;
+  auto drop = [](window_summary&&, const decoded_summaries&) {};
+  empty.feed("FSU", drop);
+  CHECK_THROWS_AS(empty.finish(drop), parse_error);
+}

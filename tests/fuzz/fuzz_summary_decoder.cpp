@@ -6,12 +6,14 @@
 // so that mutations reach the payload parser instead of stopping at the checksum.
 //   tests/fuzz: cmake -DFAILSLOW_BUILD_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...;
 //   ./seed_fsum_corpus corpus/ && ./fuzz_summary_decoder -max_total_time=30 corpus/
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <failslow/compress/codec.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -67,6 +69,30 @@ void check(std::string_view input) {
       prev = k.key;
       if (k.sampled > k.count) std::abort();
     }
+  }
+  // Fed in pieces (sizes from the input's own bytes), the streaming decoder agrees.
+  {
+    failslow::compress::summary_decoder dec("<fuzz pieces>");
+    std::vector<failslow::compress::window_summary> got;
+    auto sink = [&](failslow::compress::window_summary&& w, const failslow::compress::decoded_summaries&) {
+      got.push_back(std::move(w));
+    };
+    std::size_t at = 0, k = 0;
+    while (at < input.size()) {
+      const std::size_t n =
+          std::min<std::size_t>(input.size() - at, 1 + static_cast<unsigned char>(input[k++ % input.size()]) % 64);
+      dec.feed(input.substr(at, n), sink);
+      at += n;
+    }
+    dec.finish(sink);
+    const auto& st = dec.state();
+    if (got.size() != d.windows.size() || st.damaged.size() != d.damaged.size() ||
+        st.windows_without_reference != d.windows_without_reference || st.names != d.names)
+      std::abort();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!same(got[i], d.windows[i])) std::abort();
+    for (std::size_t i = 0; i < st.damaged.size(); ++i)
+      if (st.damaged[i].offset != d.damaged[i].offset || st.damaged[i].reason != d.damaged[i].reason) std::abort();
   }
   // Whatever decoded re-encodes (names as decoded) and decodes to the same windows.
   failslow::compress::summary_encoder enc(

@@ -33,6 +33,9 @@
 //   a bad CRC or an inconsistent payload is reported (offset, reason) and skipped, decoding
 //   resumes at the next "FSB1"; delta windows whose reference was lost are reported and
 //   skipped until the rank's next key window.
+//   decode_summaries(bytes) keeps every window; decode_summaries_to(bytes, sink) hands them to
+//   a sink; summary_decoder is fed the stream in pieces of any size (a file read in chunks) with
+//   the same result, in the memory of one incomplete block and one window per rank.
 // Complexity: encode and decode O(size of the summaries).
 // Errors: decode_summaries throws failslow::parse_error only for a missing or unknown file
 //   header; all damage after it is reported in decoded_summaries::damaged.
@@ -386,58 +389,115 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
 
 }  // namespace detail
 
-/// Decodes a .fsum byte stream, handing each window to `sink(window_summary&&, const
-/// decoded_summaries& so_far)` in file order instead of keeping it: memory stays that of one
-/// window per rank (the delta references) whatever the number of windows. so_far.names holds
-/// every name the file defined up to the window (a name block precedes the windows using it);
-/// so_far.windows stays empty. Damage is reported as by decode_summaries.
-template <class Sink>
-decoded_summaries decode_summaries_to(std::string_view data, Sink&& sink, std::string_view source = "<fsum>") {
-  using namespace detail;
-  decoded_summaries out;
-  if (data.size() < 8 || data.substr(0, 4) != file_magic)
-    throw parse_error({std::string(source), 0, 0, 0}, "the .fsum magic \"FSUM\"");
-  if (static_cast<std::uint8_t>(data[4]) != file_version)
-    throw parse_error({std::string(source), 0, 0, 4}, "format version 1");
-  out.options.precision_bits = static_cast<unsigned char>(data[5]);
-  out.options.key_frame_interval =
-      static_cast<unsigned char>(data[6]) | (static_cast<unsigned>(static_cast<unsigned char>(data[7])) << 8);
-  if (out.options.precision_bits < 4 || out.options.precision_bits > 20 || out.options.key_frame_interval == 0)
-    throw parse_error({std::string(source), 0, 0, 5}, "precision bits in [4, 20] and a key frame interval >= 1");
-  const quantizer q(out.options.precision_bits);
-  // Codes whose value exp(v s) stays a normal double: |v s| <= 700 (ln DBL_MAX = 709.8).
-  const std::uint64_t max_code = zigzag(static_cast<std::int64_t>(std::floor(700.0 / q.step))) + 1;
-  std::map<std::int32_t, window_codes> refs;
-  std::size_t pos = 8;
-  auto resync = [&](std::size_t from) {
-    const auto next = data.find(block_magic, from);
-    return next == std::string_view::npos ? data.size() : next;
-  };
-  while (pos < data.size()) {
-    const std::size_t block_start = pos;
-    if (data.substr(pos, 4) != block_magic) {
-      out.damaged.push_back({block_start, "expected a block marker \"FSB1\""});
-      pos = resync(pos + 1);
-      continue;
+/// A .fsum decoder fed in pieces: feed() the bytes as they arrive (a file read in chunks, a
+/// socket), finish() at the end. Each complete block is decoded at once and each window handed to
+/// `sink(window_summary&&, const decoded_summaries& so_far)`; so_far.names holds every name the
+/// stream defined up to the window (a name block precedes the windows using it), so_far.windows
+/// stays empty. Memory: the bytes of one incomplete block plus one window's codes per rank (the
+/// delta references), whatever the length of the stream. Damage is reported as by
+/// decode_summaries; a block that declares more than max_block_bytes is damage at once (the
+/// encoder never writes one: a window of a rank is a few KB).
+class summary_decoder {
+ public:
+  static constexpr std::uint64_t max_block_bytes = std::uint64_t{64} << 20;
+
+  explicit summary_decoder(std::string source = "<fsum>") : source_(std::move(source)) {}
+
+  /// Decodes the complete blocks among the bytes fed so far. Throws parse_error for a missing
+  /// or unknown file header.
+  template <class Sink>
+  void feed(std::string_view bytes, Sink&& sink) {
+    pending_.append(bytes.data(), bytes.size());
+    run(sink, false);
+  }
+
+  /// The end of the stream: what is left is a truncated block (damage), or nothing.
+  template <class Sink>
+  void finish(Sink&& sink) {
+    run(sink, true);
+    if (!header_done_) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
+  }
+
+  const decoded_summaries& state() const noexcept { return out_; }
+  decoded_summaries take() { return std::move(out_); }
+
+ private:
+  // Decodes from the start of pending_; keeps what cannot be decoded yet (unless at the end).
+  template <class Sink>
+  void run(Sink& sink, bool at_end) {
+    using namespace detail;
+    std::string_view data(pending_);
+    std::size_t pos = 0;
+    if (!header_done_) {
+      if (data.size() < 8) {
+        if (at_end && !data.empty()) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
+        return;
+      }
+      if (data.substr(0, 4) != file_magic) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
+      if (static_cast<std::uint8_t>(data[4]) != file_version) throw parse_error({source_, 0, 0, 4}, "format version 1");
+      out_.options.precision_bits = static_cast<unsigned char>(data[5]);
+      out_.options.key_frame_interval =
+          static_cast<unsigned char>(data[6]) | (static_cast<unsigned>(static_cast<unsigned char>(data[7])) << 8);
+      if (out_.options.precision_bits < 4 || out_.options.precision_bits > 20 || out_.options.key_frame_interval == 0)
+        throw parse_error({source_, 0, 0, 5}, "precision bits in [4, 20] and a key frame interval >= 1");
+      q_ = quantizer(out_.options.precision_bits);
+      // Codes whose value exp(v s) stays a normal double: |v s| <= 700 (ln DBL_MAX = 709.8).
+      max_code_ = zigzag(static_cast<std::int64_t>(std::floor(700.0 / q_.step))) + 1;
+      header_done_ = true;
+      pos = 8;
     }
-    byte_reader r(data.substr(pos + 4));
-    std::string_view type_byte, payload;
-    std::uint64_t length;
-    std::uint32_t crc;
-    if (!r.bytes(1, type_byte) || !r.varint(length) || length > r.remaining() || !r.bytes(length, payload) ||
-        !r.u32(crc)) {
-      out.damaged.push_back({block_start, "truncated block"});
-      pos = resync(pos + 4);
-      continue;
+    // The next "FSB1" at or after `from`, or where the data may still hold its first bytes; the
+    // bytes skipped on the way are damage already reported.
+    auto resync = [&](std::size_t from) {
+      const auto next = data.find(block_magic, from);
+      in_garbage_ = next == std::string_view::npos;
+      if (!in_garbage_) return next;
+      return at_end ? data.size() : std::max(from, data.size() >= 3 ? data.size() - 3 : std::size_t{0});
+    };
+    while (pos < data.size()) {
+      const std::size_t block_start = pos;
+      const std::uint64_t offset = consumed_ + block_start;
+      if (data.size() - pos < 4 && !at_end && block_magic.substr(0, data.size() - pos) == data.substr(pos)) break;
+      if (data.substr(pos, 4) != block_magic) {
+        if (!in_garbage_) out_.damaged.push_back({offset, "expected a block marker \"FSB1\""});
+        pos = resync(pos + 1);
+        if (in_garbage_ && !at_end) break;
+        continue;
+      }
+      in_garbage_ = false;
+      byte_reader r(data.substr(pos + 4));
+      std::string_view type_byte, payload;
+      std::uint64_t length = 0;
+      std::uint32_t crc;
+      const bool have_type = r.bytes(1, type_byte);
+      const bool have_length = have_type && r.varint(length);
+      if (have_length && length > max_block_bytes) {
+        out_.damaged.push_back({offset, "block length past the limit"});
+        pos = resync(pos + 4);
+        continue;
+      }
+      if (!have_length || length > r.remaining() || !r.bytes(length, payload) || !r.u32(crc)) {
+        if (!at_end) break;  // wait for the rest of the block
+        out_.damaged.push_back({offset, "truncated block"});
+        pos = resync(pos + 4);
+        continue;
+      }
+      const std::size_t next = pos + 4 + r.position();
+      if (crc32c(payload, crc32c(type_byte)) != crc) {
+        out_.damaged.push_back({offset, "CRC-32C mismatch"});
+        pos = resync(pos + 4);
+        continue;
+      }
+      pos = next;
+      decode_block(static_cast<std::uint8_t>(type_byte[0]), payload, offset, sink);
     }
-    const std::size_t next = pos + 4 + r.position();
-    if (crc32c(payload, crc32c(type_byte)) != crc) {
-      out.damaged.push_back({block_start, "CRC-32C mismatch"});
-      pos = resync(pos + 4);
-      continue;
-    }
-    pos = next;
-    const auto type = static_cast<std::uint8_t>(type_byte[0]);
+    consumed_ += pos;
+    pending_.erase(0, pos);
+  }
+
+  template <class Sink>
+  void decode_block(std::uint8_t type, std::string_view payload, std::uint64_t offset, Sink& sink) {
+    using namespace detail;
     if (type == names_block) {
       byte_reader nr(payload);
       std::uint64_t count, id, len, total = 0, text_size = 0;
@@ -456,54 +516,73 @@ decoded_summaries decode_summaries_to(std::string_view data, Sink&& sink, std::s
       if (ok) {
         std::size_t at = 0;
         for (const auto& [key, name_length] : entries) {
-          out.names[key] = text.substr(at, static_cast<std::size_t>(name_length));
+          out_.names[key] = text.substr(at, static_cast<std::size_t>(name_length));
           at += static_cast<std::size_t>(name_length);
         }
       } else {
-        out.damaged.push_back({block_start, "inconsistent name block"});
+        out_.damaged.push_back({offset, "inconsistent name block"});
       }
     } else if (type == key_window || type == delta_window) {
       window_summary w;
       window_codes codes;
       bool missing = false;
-      if (!read_window(payload, type == delta_window, refs, max_code, w, codes, missing)) {
+      if (!read_window(payload, type == delta_window, refs_, max_code_, w, codes, missing)) {
         if (missing) {
-          ++out.windows_without_reference;
+          ++out_.windows_without_reference;
         } else {
-          out.damaged.push_back({block_start, "inconsistent window block"});
+          out_.damaged.push_back({offset, "inconsistent window block"});
         }
-        refs.erase(w.rank);  // later deltas of this rank wait for its next key window
-        continue;
+        refs_.erase(w.rank);  // later deltas of this rank wait for its next key window
+        return;
       }
       for (const auto& kc : codes.keys) {
         kernel_summary k;
         k.key = kc.key;
         k.count = kc.count;
-        k.total_ns = q.value(kc.total);
+        k.total_ns = q_.value(kc.total);
         k.sampled = kc.sampled;
-        for (const auto& a : kc.clusters) {
-          stats::cluster_summary s;
-          s.count = a.count;
-          s.min = q.value(a.min);
-          s.max = q.value(a.max);
-          s.mean = q.value(a.mean);
-          s.sum = s.mean * static_cast<double>(a.count);
-          const double sd = q.value(a.sd);
-          s.variance = sd * sd;
-          s.p50 = q.value(a.p50);
-          s.p90 = q.value(a.p90);
-          s.p99 = q.value(a.p99);
-          k.clusters.push_back(s);
+        for (const auto& c : kc.clusters) {
+          stats::cluster_summary cs;
+          cs.count = c.count;
+          cs.min = q_.value(c.min);
+          cs.max = q_.value(c.max);
+          cs.mean = q_.value(c.mean);
+          cs.sum = cs.mean * static_cast<double>(c.count);
+          const double sd = q_.value(c.sd);
+          cs.variance = sd * sd;
+          cs.p50 = q_.value(c.p50);
+          cs.p90 = q_.value(c.p90);
+          cs.p99 = q_.value(c.p99);
+          k.clusters.push_back(cs);
         }
         w.kernels.push_back(std::move(k));
       }
-      refs[w.rank] = std::move(codes);
-      sink(std::move(w), static_cast<const decoded_summaries&>(out));
+      refs_[w.rank] = std::move(codes);
+      sink(std::move(w), static_cast<const decoded_summaries&>(out_));
     } else {
-      out.damaged.push_back({block_start, "unknown block type " + std::to_string(type)});
+      out_.damaged.push_back({offset, "unknown block type " + std::to_string(type)});
     }
   }
-  return out;
+
+  std::string source_;
+  std::string pending_;         // bytes fed but not decoded yet
+  std::uint64_t consumed_ = 0;  // stream offset of pending_[0]
+  bool header_done_ = false;
+  bool in_garbage_ = false;  // inside bytes already reported as "expected a block marker"
+  detail::quantizer q_{7};
+  std::uint64_t max_code_ = 0;
+  std::map<std::int32_t, detail::window_codes> refs_;
+  decoded_summaries out_;
+};
+
+/// Decodes a whole .fsum byte stream, handing each window to `sink(window_summary&&, const
+/// decoded_summaries& so_far)` in file order instead of keeping it (summary_decoder, fed once).
+template <class Sink>
+decoded_summaries decode_summaries_to(std::string_view data, Sink&& sink, std::string_view source = "<fsum>") {
+  summary_decoder d{std::string(source)};
+  d.feed(data, sink);
+  d.finish(sink);
+  return d.take();
 }
 
 /// Decodes a .fsum byte stream (see the synopsis for what damage does).
