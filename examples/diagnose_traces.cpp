@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     const auto job = failslow::diagnose::load_job(paths);
     failslow::diagnose::diagnose_options options;
     options.topology_source = job.topology_source;
+    options.layout_assumed = job.layout_assumed;
     const auto report = failslow::diagnose::diagnose(job.model, job.topo, options);
     std::cout << (json ? failslow::io::report_to_json(report) + "\n" : failslow::io::report_to_text(report));
   } catch (const failslow::error& e) {

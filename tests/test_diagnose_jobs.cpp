@@ -224,3 +224,71 @@ TEST_CASE("from a .fsum byte stream, decoded window by window", "[diagnose][sim]
   CHECK(noted);
   CHECK_NOTHROW(diagnose::diagnose(model2, run.topo));
 }
+
+TEST_CASE("the model keeps per-step kernel summaries when asked, from traces and from windows", "[diagnose][sim]") {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=4");
+  cfg.steps = 4;
+  cfg.seed = 2;
+  auto tj = failslow_test::simulate_traces(cfg, sim::scenario::healthy);
+  diagnose::model_options mo;
+  CHECK(diagnose::build_job_model(tj.set, mo).windows.empty());
+  mo.keep_windows = true;
+  const auto m = diagnose::build_job_model(tj.set, mo);
+  REQUIRE(m.windows.size() == 4 * 4);
+  // A window's kernel totals add up to the step's compute + communication + memory time.
+  for (const auto& w : m.windows) {
+    double total = 0;
+    for (const auto& k : w.kernels) total += k.total_ns;
+    const auto s = static_cast<std::size_t>(
+        std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id)) - m.steps.begin());
+    REQUIRE(s < m.step_count());
+    const auto r = static_cast<std::size_t>(w.rank);
+    CHECK(total == Approx(m.phase_ns(r, diagnose::compute_phase, s) + m.phase_ns(r, diagnose::communication_phase, s) +
+                          m.phase_ns(r, diagnose::memory_phase, s))
+                       .epsilon(1e-12));
+  }
+}
+
+TEST_CASE("an assumed layout: ranks that run other work from the start are not called stragglers",
+          "[diagnose][sim][summaries]") {
+  // Summaries carry no process groups: without the layout, all 64 ranks look like data parallel
+  // peers, and the last stage (which also runs the LM head) differs from the first step on.
+  for (std::uint64_t seed : {1, 2}) {
+    sim::job_config cfg;
+    cfg.sizes = parse_parallel_sizes("tp=2,pp=4,dp=8");
+    cfg.steps = 12;
+    cfg.seed = seed;
+    sim::scenario_options so;
+    so.onset = 4;
+    const auto [model, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::compute_straggler, so);
+    parallel_sizes dp_only;
+    dp_only.dp = 64;
+    diagnose::diagnose_options o;
+    o.layout_assumed = true;
+    const auto rep = diagnose::diagnose(model, topology(dp_only), o);
+    INFO("seed " << seed);
+    const auto l2 = l2_findings(rep);
+    REQUIRE(l2.size() == 1);
+    CHECK(l2[0]->ranks == truth.faults[0].ranks);
+    bool noted = false;
+    for (const auto& n : rep.notes) noted = noted || n.find("give the layout") != std::string::npos;
+    CHECK(noted);
+  }
+}
+
+TEST_CASE("a pure pipeline: each stage against its own history", "[diagnose][sim]") {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=1,pp=8,dp=1");
+  cfg.steps = 14;
+  cfg.seed = 5;
+  for (sim::scenario s : {sim::scenario::healthy, sim::scenario::compute_straggler, sim::scenario::masked_straggler}) {
+    sim::scenario_options so;
+    so.onset = 5;
+    auto tj = failslow_test::simulate_traces(cfg, s, so);
+    const auto rep = diagnose::diagnose(diagnose::build_job_model(tj.set), tj.job.topo);
+    check_verdict(s, tj.job.truth, rep, "tp=1,pp=8,dp=1");
+    for (const auto& f : rep.findings)
+      if (f.level == "L2") CHECK(f.evidence.find("compared_within")->text == "own history");
+  }
+}

@@ -54,6 +54,7 @@ void run(const diagnose_cli_options& o) {
   const auto job = failslow::diagnose::load_job(o.paths, lo);
   failslow::diagnose::diagnose_options dopt;
   dopt.topology_source = job.topology_source;
+  dopt.layout_assumed = job.layout_assumed;
   const auto rep = failslow::diagnose::diagnose(job.model, job.topo, dopt);
   const std::string text =
       o.format == "json" ? failslow::io::report_to_json(rep) + "\n" : failslow::io::report_to_text(rep, {o.width, 20});

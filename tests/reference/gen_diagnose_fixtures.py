@@ -6,6 +6,9 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
 
   binomial.json   P(X >= k), X ~ Binomial(n, p): scipy.stats.binom.sf(k - 1, n, p), over a grid of
                   k, n, p including far tails (the L2 test per rank and phase)
+  student_t.json  scipy.stats.t.sf(t, nu) and t.isf(p, nu) (refined by Newton steps on t.sf) for
+                  integer nu from 1 to 5000 (the
+                  L1 threshold when the noise scale is estimated from few differences)
   l2_groups.json  one comparison group (ranks x steps of one phase) per case, with the L2
                   statistics of diagnose/l2_stragglers.hpp: the pooled robust scale, z-scores,
                   elevated steps, the persistent run, the binomial p-value against the other
@@ -36,6 +39,21 @@ def binomial_cases():
                 if 0 <= k <= n:
                     cases.append({"k": k, "n": n, "p": p, "sf": float(stats.binom.sf(k - 1, n, p))})
     return cases
+
+
+def student_t_cases():
+    sf, isf = [], []
+    for nu in [1, 2, 3, 4, 5, 6, 7, 9, 10, 19, 30, 59, 60, 199, 999, 1000, 1001, 5000]:
+        for t in [0.0, 0.5, 1.0, 2.0, 4.0, 7.5, 20.0, 100.0]:
+            sf.append({"nu": nu, "t": t, "sf": float(stats.t.sf(t, nu))})
+        for p in [0.4, 0.05, 1e-3, float(stats.norm.sf(3.5)), float(stats.norm.sf(4.0)), 1e-8]:
+            # scipy's t.isf (cephes stdtri) is good to ~1e-9; three Newton steps on t.sf, which is
+            # good to ~1e-13, make the reference as precise as the tail itself.
+            q = float(stats.t.isf(p, nu))
+            for _ in range(3):
+                q += (float(stats.t.sf(q, nu)) - p) / float(stats.t.pdf(q, nu))
+            isf.append({"nu": nu, "p": p, "isf": q})
+    return {"sf": sf, "isf": isf}
 
 
 Z_THRESHOLD = 3.5
@@ -143,4 +161,5 @@ def l2_cases():
 
 if __name__ == "__main__":
     dump("binomial.json", binomial_cases())
+    dump("student_t.json", student_t_cases())
     dump("l2_groups.json", l2_cases())

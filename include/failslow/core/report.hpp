@@ -97,7 +97,7 @@ struct finding {
 struct report_topology {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   std::string order = "tp-cp-ep-dp-pp";
-  std::string source;  ///< "flags", "pg_config", "summaries", "data-parallel (assumed)"
+  std::string source;  ///< "flags", "pg_config", "data-parallel (assumed: ...)"
 };
 
 struct report {

@@ -42,6 +42,7 @@ struct diagnose_options {
   l1_options l1;
   l2_options l2;
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
+  bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
 
 namespace detail {
@@ -78,7 +79,7 @@ inline std::string placement(const topology& topo, int rank) {
   return s;
 }
 
-inline finding l1_finding(const job_model& m, const slow_window& w, double noise_ns) {
+inline finding l1_finding(const job_model& m, const slow_window& w) {
   finding f;
   f.level = "L1";
   f.kind = "slow_window";
@@ -93,12 +94,13 @@ inline finding l1_finding(const job_model& m, const slow_window& w, double noise
       .add("observed_ns", w.observed_ns)
       .add("peak_ns", w.peak_ns)
       .add("peak_step", static_cast<double>(m.steps[w.peak_index]))
-      .add("noise_ns", noise_ns)
+      .add("noise_ns", w.noise_ns)
       .add("z", w.z)
       .add("ratio", w.ratio)
       .add("job_slowdown", w.job_slowdown)
       .add("slope_ns_per_step", w.slope_ns_per_step)
       .add("gate_peak_ratio", w.gate_peak_ratio)
+      .add("at_end", w.at_end ? 1.0 : 0.0)
       .add("steps", std::move(steps));
   const std::string who = w.rank >= 0 ? "rank " + std::to_string(w.rank) + "'s" : "the job's";
   const std::string range = step_range(f.first_step, f.last_step);
@@ -110,7 +112,9 @@ inline finding l1_finding(const job_model& m, const slow_window& w, double noise
       break;
     case window_pattern::spike:
       f.summary = range + (w.steps.size() == 1 ? " took " : " took up to ") + format_ratio(w.ratio) + " " + who +
-                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): a transient spike";
+                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): " +
+                  (w.at_end ? "a spike at the end of the trace (whether it lasts, the trace does not show)"
+                            : "a transient spike");
       break;
     case window_pattern::recurring:
       f.summary = std::to_string(w.steps.size()) + " spikes between steps " + std::to_string(f.first_step) + " and " +
@@ -168,11 +172,19 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
       .add("compared_within", st.compared_within);
   if (!also.empty()) f.evidence.add("also_slow", also);
   const std::string where = placement(topo, st.rank);
+  const bool own = st.compared_within == "own history";
   const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");
   std::string effect;
-  if (ph.role == phase_role::idle)
+  if (ph.role == phase_role::idle && own)
+    effect = "the GPU idles " + format_ms(st.observed_ns) + " per step, " + format_ms(st.baseline_ns) +
+             " before (launches or the host hold it back; no comparable ranks, judged against its own history)";
+  else if (ph.role == phase_role::idle)
     effect = "the GPU idles " + format_ms(st.observed_ns) + " per step, " + peers_text + " " +
              format_ms(st.baseline_ns) + " (launches or the host hold it back)";
+  else if (own)
+    effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " its own before (" +
+             format_ms(st.observed_ns) + " vs " + format_ms(st.baseline_ns) +
+             " per step; no comparable ranks, judged against its own history relative to the other ranks)";
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
              format_ms(st.observed_ns) + " vs " + format_ms(st.baseline_ns) + " per step)";
@@ -209,10 +221,12 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     return rep;
   }
   const auto l1 = find_slow_windows(m, o.l1);
-  for (const auto& w : l1.job.windows) rep.findings.push_back(detail::l1_finding(m, w, l1.job.noise_ns));
-  for (const auto& w : l1.rank_windows) rep.findings.push_back(detail::l1_finding(m, w, l1.job.noise_ns));
+  for (const auto& w : l1.job.windows) rep.findings.push_back(detail::l1_finding(m, w));
+  for (const auto& w : l1.rank_windows) rep.findings.push_back(detail::l1_finding(m, w));
   rep.notes.insert(rep.notes.end(), l1.notes.begin(), l1.notes.end());
-  const auto l2 = find_stragglers(m, topo, &l1, o.l2);
+  auto l2o = o.l2;
+  l2o.layout_assumed = l2o.layout_assumed || o.layout_assumed;
+  const auto l2 = find_stragglers(m, topo, &l1, l2o);
   for (const auto& st : l2.stragglers) rep.findings.push_back(detail::l2_finding(m, topo, st));
   rep.notes.insert(rep.notes.end(), l2.notes.begin(), l2.notes.end());
   sort_by_severity(rep.findings);

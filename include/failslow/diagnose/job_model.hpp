@@ -18,10 +18,12 @@
 //                        0, a lower bound when streams overlap)
 //       4...             annotated phases (trace/step_breakdown.hpp): compute time inside each
 //                        user annotation (forward, backward, ...), role work
-//     NaN marks what a rank did not record (a missing rank, a step it lacks, idle from summaries).
+//     NaN marks what a rank did not record (a missing rank, a step it lacks).
 //   has_rank[r] says whether rank r contributed anything; notes say what was skipped and why.
-//   windows: the per-step kernel summaries (compress/window_summary.hpp) when the builder was
-//   asked to keep them (model_options::keep_windows), for the kernel-level diagnosis.
+//   windows: the per-step kernel summaries (compress/window_summary.hpp: per kernel key the
+//   exact count and total and the duration clusters) when the builder was asked to keep them
+//   (model_options::keep_windows; from traces they are compressed per step with
+//   compress/trace_windows.hpp), for the kernel-level diagnosis; window id = step number.
 //
 //   job_model_builder assembles a model from any source, one piece at a time:
 //     add_trace(rank, trace, names)    a recorded trace: steps (trace/steps.hpp), breakdown
@@ -32,8 +34,9 @@
 //     add_steps(rank, breakdown)       an already computed step breakdown
 //     finish()                         the model (the builder is left empty)
 //   build_job_model(set, options)                    every trace of a trace set
-//   build_job_model_from_summaries(bytes, options)   a .fsum byte stream, decoded window by
-//                                                    window (memory: the model, not the windows)
+//   build_job_model_from_summaries(bytes, options)   a .fsum byte stream in memory, decoded
+//                                                    window by window (diagnose/load_job.hpp reads
+//                                                    .fsum files in chunks)
 // Complexity: add_trace O(n log n) per trace; add_window O(keys); finish O(ranks x phases x steps).
 // Memory: the builder keeps per rank and step the phase values (5 + annotated phases doubles),
 //   never the events or (unless asked) the windows.
@@ -57,6 +60,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "failslow/compress/codec.hpp"
+#include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
@@ -119,9 +123,10 @@ struct job_model {
 };
 
 struct model_options {
-  trace::step_breakdown_options breakdown;  ///< classifier and annotated-phase limit
-  bool keep_windows = false;                ///< keep window summaries (summaries source only)
-  int world_size = 0;                       ///< 0: the largest rank seen + 1 (or the trace set's)
+  trace::step_breakdown_options breakdown;       ///< classifier and annotated-phase limit
+  bool keep_windows = false;                     ///< keep per-step kernel summaries (traces: compressed per step)
+  compress::trace_window_options trace_windows;  ///< how traces are compressed when kept
+  int world_size = 0;                            ///< 0: the largest rank seen + 1 (or the trace set's)
 };
 
 class job_model_builder {
@@ -144,6 +149,9 @@ class job_model_builder {
       notes_.push_back(trace.source + ": " + std::to_string(b.phases_dropped) + " annotated phases past the limit of " +
                        std::to_string(opt_.breakdown.max_phases) + " were not kept");
     add_steps(rank, b);
+    if (opt_.keep_windows)
+      compress::summarize_trace(trace, steps, rank, opt_.trace_windows,
+                                [&](compress::window_summary&& w) { windows_.push_back(std::move(w)); });
     source_traces_ = true;
   }
 

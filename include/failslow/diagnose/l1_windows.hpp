@@ -10,34 +10,42 @@
 //     1. Segments: PELT (detect/pelt.hpp, normal mean, MBIC, minimum segment 1, its own
 //        MAD-based noise scale). Noise s: the standard deviation of the first differences of x
 //        within 3 robust scales of their median, / sqrt 2 (detail::trimmed_noise_scale), at
-//        least noise_floor (timer resolution and scheduling jitter, relative).
+//        least noise_floor (timer resolution and scheduling jitter, relative). Thresholds are
+//        in noise scales: zt, the Student-t quantile (stats/detail/student_t.hpp) at the tail
+//        probability of z_threshold with one degree of freedom less than the differences
+//        behind s (4.31 for 60 steps and z = 4; 12.3 for 6 steps), since s is itself estimated.
 //     2. Baseline b: from the lowest-mean segment of at least max(min_baseline_steps,
-//        min(T / 10, 10)) steps (the lowest-mean segment when none is that long) up, segments join the baseline pool
-//        while their mean is within z_threshold standard errors of the pool's; ln b is the median of the pool's steps:
-//        the job's healthy pace, not the median of a series whose later part may all be slow, nor the lowest of several
-//        levels that noise made.
-//     4. Slow steps: every step of a segment of at least min_baseline_steps steps outside the
-//        pool whose median L (of x) satisfies L - ln b > z_threshold * s * sqrt(1/length +
-//        1/pool length) and e^L / b - 1 > min_sustained_slowdown (a sustained shift, tested on
-//        the segment as a whole); a single step with x_t - ln b > z_threshold * s and y_t / b - 1
-//        > min_slowdown. Judged against the
-//        series' own spread, with a practical floor. The sliding-window ratio gate
-//        (detect/ratio_gate.hpp: y_t / median of the previous gate_window steps, frozen while
-//        open) is run for its evidence (gate_peak_ratio): in a batch these tests subsume it, as
-//        their baseline is the healthy pace, which a sustained slowdown cannot drag up.
+//        min(T / 10, 10)) steps (the lowest-mean segment when none is that long) up, segments
+//        join the baseline pool while their mean is within zt standard errors of the pool's;
+//        ln b is the median of the pool's steps: the job's healthy pace, not the median of a
+//        series whose later part may all be slow, nor the lowest of several levels that noise
+//        made.
+//     3. Slow steps: every step of a segment of at least min_baseline_steps steps outside the
+//        pool whose median L (of x) satisfies L - ln b > zt * s * sqrt(1/length + 1/pool
+//        length) and e^L / b - 1 > min_sustained_slowdown (a sustained shift, tested on the
+//        segment as a whole); with single_steps, a step with x_t - ln b > zt * s and y_t / b - 1
+//        > min_slowdown. Judged against the series' own spread, with a practical floor.
+//     4. The sliding-window ratio gate (detect/ratio_gate.hpp: y_t / median of the previous
+//        gate_window steps, frozen while open) is run for its evidence (gate_peak_ratio): in a
+//        batch the tests above subsume it, as their baseline is the healthy pace, which a
+//        sustained slowdown cannot drag up.
 //     5. Windows: runs of slow steps (a single fast step between two slow runs, still above
 //        b (1 + min_sustained_slowdown / 2), does not split them), classified:
 //          warmup     starts at the first step, at most spike_max_steps long, then back to b
-//          spike      at most spike_max_steps long and followed by a step back to normal
+//          spike      at most spike_max_steps long and followed by a step back to normal, or
+//                     shorter than min_baseline_steps at the end of the series (at_end: it
+//                     may be the start of a shift the trace ends too early to show)
 //          drift      longer, and y grows inside it: OLS slope t-statistic > drift_t and the
 //                     last third's median excess at least twice the first third's
 //          shift      longer, no growth: a level change (or one that lasts to the end)
 //        recurring_min or more spikes become one `recurring` window listing its steps.
-//   Per rank: each rank's own series is analysed the same way; a rank window that overlaps no
-//   job window and where the rank runs more than min_slowdown slower than the job's median is
-//   reported with that rank (asynchronous ranks, a job of independent workers).
+//   Per rank: each rank's own series is analysed the same way; a sustained rank window (shift
+//   or drift) that overlaps no job window and where the rank runs more than min_slowdown slower
+//   than the job's median is reported with that rank (asynchronous ranks, a job of independent
+//   workers; a single step's period moves with where the step boundary falls in a pipeline).
 //   Numbers per window: baseline b, observed (median of y over the window), peak (max and its
-//   step), ratio observed / b (peak / b for spikes and warm-up), z = (observed - b) / s, and
+//   step), ratio observed / b (peak / b for spikes and warm-up), z = (ln observed - ln b) / s,
+//   noise_ns = s * b, and
 //   job_slowdown = sum (y_t - b) / sum y_t over the window's steps: the fraction of the job's
 //   time lost there.
 // Accuracy: with lognormal noise a step is called slow by chance with probability about
@@ -63,6 +71,7 @@
 #include "failslow/detect/ratio_gate.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/student_t.hpp"
 
 namespace failslow::diagnose {
 
@@ -78,6 +87,7 @@ struct l1_options {
   std::size_t recurring_min = 3;         ///< this many spikes make one recurring window
   double drift_t = 3.0;                  ///< slope t-statistic that makes a window a drift
   bool per_rank = true;                  ///< also analyse each rank's own series
+  bool single_steps = true;              ///< flag single slow steps (false: sustained windows only)
 };
 
 enum class window_pattern : std::uint8_t { spike, warmup, recurring, shift, drift };
@@ -108,7 +118,9 @@ struct slow_window {
   std::size_t peak_index = 0;
   double ratio = 1, z = 0, job_slowdown = 0;
   double slope_ns_per_step = 0;  ///< OLS slope inside the window
+  double noise_ns = 0;           ///< the series' noise scale, s * b
   double gate_peak_ratio = 0;    ///< largest ratio-gate ratio inside the window (0: none)
+  bool at_end = false;           ///< a spike on the last steps of the series (it may go on)
   int rank = -1;                 ///< -1: the job's series; else the rank's own
 };
 
@@ -117,7 +129,8 @@ struct series_analysis {
   std::size_t values = 0;  ///< finite values in the series
   double baseline_ns = std::numeric_limits<double>::quiet_NaN();
   double noise_ns = std::numeric_limits<double>::quiet_NaN();
-  std::size_t baseline_first = 0, baseline_last = 0;  ///< the baseline segment (series indices)
+  std::size_t baseline_first = 0, baseline_last = 0;  ///< the lowest baseline segment (series indices)
+  std::size_t baseline_steps = 0;                     ///< steps in the baseline pool
   std::vector<slow_window> windows;
 };
 
@@ -168,11 +181,12 @@ inline std::pair<double, double> ols_slope(const std::vector<double>& v) {
 // sqrt 2 and by 0.98658 (the sd of a normal truncated at +-3 sd): robust to the few large
 // differences that shifts and spikes make, and far less noisy than the MAD alone (which
 // underestimates the scale by a third in 2 % of 60-step series).
-inline double trimmed_noise_scale(const std::vector<double>& d) {
-  if (d.size() < 2) return 0;
+// Returns the scale and the number of differences behind it.
+inline std::pair<double, std::size_t> trimmed_noise_scale(const std::vector<double>& d) {
+  if (d.size() < 2) return {0.0, 0};
   const double med = stats::median(d);
   const double s0 = stats::mad_normal(d);
-  if (!(s0 > 0)) return 0;
+  if (!(s0 > 0)) return {0.0, d.size()};
   double sum = 0, sum2 = 0, n = 0;
   for (double x : d)
     if (std::fabs(x - med) <= 3 * s0) {
@@ -180,9 +194,17 @@ inline double trimmed_noise_scale(const std::vector<double>& d) {
       sum2 += x * x;
       n += 1;
     }
-  if (n < 2) return s0 / std::sqrt(2.0);
+  if (n < 2) return {s0 / std::sqrt(2.0), d.size()};
   const double var = std::max(0.0, (sum2 - sum * sum / n) / (n - 1));
-  return std::sqrt(var) / std::sqrt(2.0) / 0.98658;
+  return {std::sqrt(var) / std::sqrt(2.0) / 0.98658, static_cast<std::size_t>(n)};
+}
+
+// The threshold in estimated noise scales: the Student-t quantile with nu degrees of freedom at
+// the upper-tail probability of the normal quantile z, so that a scale estimated from few
+// differences keeps the false-alarm rate of z (4 -> 4.31 at nu 59, 12.3 at nu 5).
+inline double t_threshold(double z, double nu) {
+  const double p = 0.5 * std::erfc(z / std::sqrt(2.0));
+  return stats::detail::student_t_upper_quantile(p, nu >= 1 ? static_cast<std::uint64_t>(nu) : 1);
 }
 
 }  // namespace detail
@@ -211,7 +233,10 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
   const auto seg = detect::pelt(lv, cp);
   std::vector<double> diffs;
   for (std::size_t i = 1; i < T; ++i) diffs.push_back(lv[i] - lv[i - 1]);
-  double s = std::max(detail::trimmed_noise_scale(diffs), o.noise_floor);
+  const auto [scale, scale_n] = detail::trimmed_noise_scale(diffs);
+  double s = std::max(scale, o.noise_floor);
+  // The scale is estimated: with few differences behind it the threshold widens (Student t).
+  const double zt = detail::t_threshold(o.z_threshold, static_cast<double>(scale_n) - 1);
   // The baseline pools, from the lowest-mean segment up, every segment whose mean is not
   // significantly above the pool's (PELT also splits noise: the lowest of several noisy levels
   // alone would bias b low and call the rest slow).
@@ -236,7 +261,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
   for (std::size_t i : order) {
     if (pooled[i] || seg.segments[i].mean < seg.segments[first].mean) continue;
     const double n1 = static_cast<double>(seg_len(i));
-    if (seg.segments[i].mean - pool_sum / pool_n > o.z_threshold * s * std::sqrt(1 / n1 + 1 / pool_n)) break;
+    if (seg.segments[i].mean - pool_sum / pool_n > zt * s * std::sqrt(1 / n1 + 1 / pool_n)) break;
     pooled[i] = 1;
     pool_sum += seg.segments[i].mean * n1;
     pool_n += n1;
@@ -250,6 +275,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
   const double b = std::exp(lb);
   out.baseline_ns = b;
   out.noise_ns = s * b;
+  out.baseline_steps = static_cast<std::size_t>(pool_n);
   out.baseline_first = at[seg.segments[first].begin];
   out.baseline_last = at[seg.segments[first].end - 1];
 
@@ -262,12 +288,12 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
                                    lv.begin() + static_cast<std::ptrdiff_t>(sg.end));
     const double level = stats::median(part) - lb;
     const double n1 = static_cast<double>(part.size());
-    if (level > o.z_threshold * s * std::sqrt(1 / n1 + 1 / pool_n) && std::expm1(level) > o.min_sustained_slowdown)
+    if (level > zt * s * std::sqrt(1 / n1 + 1 / pool_n) && std::expm1(level) > o.min_sustained_slowdown)
       std::fill(slow.begin() + static_cast<std::ptrdiff_t>(sg.begin),
                 slow.begin() + static_cast<std::ptrdiff_t>(sg.end), char{1});
   }
   for (std::size_t t = 0; t < T; ++t)
-    if (lv[t] - lb > o.z_threshold * s && std::expm1(lv[t] - lb) > o.min_slowdown) slow[t] = 1;
+    if (o.single_steps && lv[t] - lb > zt * s && std::expm1(lv[t] - lb) > o.min_slowdown) slow[t] = 1;
   // The ARGUS ratio gate (y_t / median of the previous steps) for the evidence: in a batch the
   // baseline tests above subsume it (their baseline is the healthy level, which a sustained
   // slowdown cannot drag up), while its ratio is what an online monitor would have alarmed on.
@@ -320,6 +346,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
       w.gate_peak_ratio = std::max(w.gate_peak_ratio, gate_ratio[i]);
     }
     w.baseline_ns = b;
+    w.noise_ns = s * b;
     w.observed_ns = stats::median(in);
     w.z = (std::log(w.observed_ns) - lb) / s;
     w.job_slowdown = total > 0 ? std::max(0.0, excess / total) : 0;
@@ -327,8 +354,11 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
     const bool ends_series = e + 1 == T;
     const auto [slope, tstat] = detail::ols_slope(in);
     w.slope_ns_per_step = slope;
-    if (span <= o.spike_max_steps && !ends_series) {
-      w.pattern = t == 0 ? window_pattern::warmup : window_pattern::spike;
+    if (span <= o.spike_max_steps && (!ends_series || span < o.min_baseline_steps)) {
+      // Short windows are spikes; one at the very end of the series may be the start of a shift
+      // the trace ends too early to show (the report says so).
+      w.pattern = t == 0 && !ends_series ? window_pattern::warmup : window_pattern::spike;
+      w.at_end = ends_series;
       w.ratio = w.peak_ns / b;
       (w.pattern == window_pattern::spike ? spikes : others).push_back(std::move(w));
     } else {
@@ -410,7 +440,9 @@ inline l1_result find_slow_windows(const job_model& m, const l1_options& o = {})
                                        [&](const slow_window& j) { return w.first <= j.last && j.first <= w.last; });
       if (covered) continue;
       // In a synchronous job every rank runs at the job's pace: a rank's own slow window counts
-      // only where the rank is slower than the job.
+      // only where it is sustained (a single step's period moves with where the step boundary
+      // falls in the pipeline) and the rank is slower than the job.
+      if (w.pattern != window_pattern::shift && w.pattern != window_pattern::drift) continue;
       std::vector<double> vs_job;
       for (std::size_t s : w.steps)
         if (std::isfinite(out.job_series[s]) && out.job_series[s] > 0) vs_job.push_back(y[s] / out.job_series[s] - 1);

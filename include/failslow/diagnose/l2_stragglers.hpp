@@ -6,13 +6,14 @@
 //   Comparable ranks: for each phase the routing rules (core/routing.hpp) give the dimensions
 //   along which ranks do the same work (compute: same pipeline stage and tp index, i.e.
 //   cp+ep+dp); a group with fewer than min_group ranks with data is widened along tp (tensor
-//   shards do equal work), else not compared (a note says so).
+//   shards do equal work); a rank still without enough peers (a pure pipeline, two ranks) is
+//   compared with its own history (own_history, below; a note says so).
 //   Phases compared: those whose role is work (compute, memory, annotated phases) or idle. The
 //   communication phase is never blamed: in a synchronous job a slow rank makes its peers wait
 //   inside the next collective, so the culprit shows long work and short collectives and its
 //   victims the reverse.
 //   Per group G and phase p, steps t, ranks i of G:
-//     m_t = median_i x_it,  e_it = x_it - m_t,  s = max(1.4826 median_it |e_it|, resolution * median_t m_t)
+//     m_t = median_i x_it,  e_it = x_it - m_t,  s = max(1.4826 median_it |e_it|, resolution * median_t d_t)
 //     z_it = e_it / s       (the spread of comparable ranks, pooled over steps: robust to one
 //                            slow rank in G, so the culprit cannot hide in its own scale)
 //     rel_it = e_it / d_t   (d_t = m_t; for idle, the group's median iteration time: idle is
@@ -28,6 +29,10 @@
 //   fraction min_fraction of its span.
 //   Multiple testing: Benjamini-Hochberg (detect/fdr.hpp) at fdr_q over every (rank, phase)
 //   tested in the job.
+//   Assumed layout (layout_assumed): a cross-rank claim needs min_steps steps of the rank before
+//   it, so that the rank changed; one that differed from its first steps on may run other work.
+//   Every rank is also judged against its own history (below), which a mix of work does not
+//   blur.
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess
@@ -39,7 +44,15 @@
 //   wait for it (communication up, against their own steps outside the claim or, with no such
 //   steps, against the straggler's, by half the job's loss per step over the claim, or a
 //   quarter of the straggler's excess when L1 measured no loss), the group's CV in the phase
-//   during and before the claim, and job_slowdown (L1: the job's time lost over the steps).
+//   during the claim and outside it, and job_slowdown (L1: the job's time lost over the steps).
+//   Own history (options.own_history): the rank's phase time over the median of the other
+//   ranks' at each step (idle: 1 + its idle over their median iteration time) -- job-wide
+//   changes cancel -- analysed as an L1 series (l1_windows.hpp: log space, pooled baseline,
+//   Student-t thresholds; single steps ignored, min_effect the sustained floor); its longest
+//   sustained window of at least min_steps steps is the claim, p-value of the window's mean
+//   shift against the baseline pool (one-sided normal), in the same BH as the group tests;
+//   withheld when the rank's own communication grew by more than half its excess (it waits).
+//   A job of a single rank has no other ranks: no L2.
 //   phase_cv: per phase, the median over groups and steps of the CV across comparable ranks
 //   (ARGUS L2's "phase where ranks disagree").
 // Accuracy: with S steps and the defaults a healthy rank is called a straggler only if three
@@ -80,6 +93,11 @@ struct l2_options {
   std::size_t min_group = 3;   ///< comparable ranks with data needed (the rank included)
   double min_phase_ns = 1000;  ///< phases whose peers' median is below this are not compared
   double resolution = 1e-3;    ///< the robust scale is at least this fraction of the median
+  bool own_history = true;     ///< ranks without enough peers: compare with their own history
+  /// The layout was guessed (no flags, no pg_config): ranks compared as equals may run other
+  /// work (pipeline stages, the LM head), so a rank that differs from its first steps on is not
+  /// called a straggler -- only one that changed.
+  bool layout_assumed = false;
   router routing = router::defaults();
 };
 
@@ -99,6 +117,7 @@ struct straggler {
   double group_cv = 0, group_cv_before = std::numeric_limits<double>::quiet_NaN();
   double job_slowdown = 0;
   std::vector<std::pair<std::size_t, double>> also_slow;  ///< (phase, ratio) also significant
+  bool guarded = false;  ///< own-history claim withheld: the rank waits longer in collectives too
 };
 
 struct phase_disagreement {
@@ -155,6 +174,73 @@ struct comparison {
   std::vector<double> cv;  // per step
 };
 
+// A rank with too few comparable peers against its own history: the series of its phase time
+// over the median of the other ranks' (for idle: 1 + its idle share of the others' median
+// iteration), whose job-wide changes cancel, through L1's series analysis (l1_windows.hpp: log
+// space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
+// longest sustained window of at least min_steps steps is the claim, tested as a shift of its
+// mean against the baseline pool (one-sided normal p-value).
+inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
+                                   const l2_options& o) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t S = m.step_count(), r = static_cast<std::size_t>(rank);
+  const bool idle = m.phases[p].role == phase_role::idle;
+  straggler st;
+  st.rank = rank;
+  st.phase = p;
+  st.compared_within = "own history";
+  for (int x : present)
+    if (x != rank) st.peers.push_back(x);
+  std::vector<double> q(S, nan), col;
+  for (std::size_t s = 0; s < S; ++s) {
+    col.clear();
+    for (int x : st.peers)
+      col.push_back(idle ? m.iteration_ns(static_cast<std::size_t>(x), s)
+                         : m.phase_ns(static_cast<std::size_t>(x), p, s));
+    const double ref = finite_median(col), own = m.phase_ns(r, p, s);
+    if (!(ref >= o.min_phase_ns) || !std::isfinite(own)) continue;
+    q[s] = idle ? 1 + own / ref : own / ref;
+  }
+  l1_options lo;
+  lo.z_threshold = o.z_threshold;
+  lo.min_sustained_slowdown = o.min_effect;
+  lo.single_steps = false;  // a single slow step is no straggler
+  lo.noise_floor = o.resolution;
+  lo.per_rank = false;
+  const auto a = analyze_series(q, lo);
+  const slow_window* best = nullptr;
+  for (const auto& w : a.windows)
+    if ((w.pattern == window_pattern::shift || w.pattern == window_pattern::drift) && w.steps.size() >= o.min_steps &&
+        (!best || w.steps.size() > best->steps.size()))
+      best = &w;
+  if (!best || a.baseline_steps == 0) return st;
+  st.first = best->first;
+  st.last = best->last;
+  st.elevated_steps = best->steps.size();
+  st.z = best->z;
+  const double t =
+      best->z / std::sqrt(1 / static_cast<double>(best->steps.size()) + 1 / static_cast<double>(a.baseline_steps));
+  st.p_value = 0.5 * std::erfc(t / std::sqrt(2.0));
+  std::vector<double> in, out_x, comm_in, comm_out;
+  for (std::size_t s = 0; s < S; ++s) {
+    const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
+    const bool inside = s >= st.first && s <= st.last;
+    if (std::isfinite(x)) (inside ? in : out_x).push_back(x);
+    if (std::isfinite(c)) (inside ? comm_in : comm_out).push_back(c);
+  }
+  st.observed_ns = in.empty() ? nan : stats::median(in);
+  st.baseline_ns = out_x.empty() ? nan : stats::median(out_x);
+  st.ratio = st.baseline_ns > 0 ? st.observed_ns / st.baseline_ns : nan;
+  st.excess_ns = st.observed_ns - st.baseline_ns;
+  if (!comm_in.empty() && !comm_out.empty()) {
+    const double ci = stats::median(comm_in), co = stats::median(comm_out);
+    st.communication_ratio = co > 0 ? ci / co : nan;
+    st.guarded = ci - co > 0.5 * std::max(st.excess_ns, 0.0);  // it waits more, too
+  }
+  st.group_cv = nan;
+  return st;
+}
+
 }  // namespace detail
 
 inline l2_result find_stragglers(const job_model& m, const topology& topo, const l1_result* l1,
@@ -176,7 +262,8 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
 
   // Build every (group, phase) comparison.
   std::vector<detail::comparison> comps;
-  std::map<std::string, int> too_small;  // note per phase/scope
+  std::map<std::string, int> too_small;                          // note per phase/scope
+  std::vector<std::pair<std::size_t, std::vector<int>>> lonely;  // (phase, ranks) without enough peers
   for (std::size_t p = 0; p < P; ++p) {
     const auto& ph = m.phases[p];
     if (ph.role == phase_role::wait) continue;
@@ -202,8 +289,12 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       for (int x : group) done[static_cast<std::size_t>(x)] = true;
       if (members.size() < o.min_group) {
         ++too_small[ph.name];
+        if (!members.empty()) lonely.emplace_back(p, members);
         continue;
       }
+      // With a guessed layout the group may mix different work: each rank is also judged against
+      // its own history.
+      if (o.layout_assumed) lonely.emplace_back(p, members);
       detail::comparison c;
       c.members = members;
       c.phase = p;
@@ -212,9 +303,21 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       comps.push_back(std::move(c));
     }
   }
-  for (const auto& [name, count] : too_small)
-    out.notes.push_back("L2: " + std::to_string(count) + " group(s) have fewer than " + std::to_string(o.min_group) +
-                        " comparable ranks with data for phase '" + name + "': not compared");
+  if (!too_small.empty()) {
+    // One note for all phases: which ones, and how many groups each.
+    std::string list;
+    int shown = 0, groups = 0;
+    for (const auto& [name, count] : too_small) {
+      groups = std::max(groups, count);
+      if (shown++ < 4) list += (list.empty() ? "" : ", ") + name;
+    }
+    if (too_small.size() > 4) list += " and " + std::to_string(too_small.size() - 4) + " more";
+    out.notes.push_back("L2: " + std::to_string(groups) + " group(s) of ranks have fewer than " +
+                        std::to_string(o.min_group) + " comparable ranks with data (phases " + list + "): " +
+                        (o.own_history && present.size() >= 2
+                             ? "each is compared with its own history, relative to the other ranks"
+                             : "not compared"));
+  }
 
   // Statistics of each comparison.
   std::vector<double> col;
@@ -248,6 +351,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       continue;
     }
     std::vector<double> abs_e;
+    abs_e.reserve(G * S);
     for (int r : c.members)
       for (std::size_t s = 0; s < S; ++s) {
         const double x = m.phase_ns(static_cast<std::size_t>(r), c.phase, s);
@@ -342,43 +446,82 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       cands.push_back(cand);
     }
   }
-  if (cands.empty()) return out;
+  // Ranks without enough peers: their own history, relative to the other ranks (which removes
+  // what changed for the whole job).
+  std::vector<straggler> own_claims;
+  if (o.own_history && present.size() >= 2)
+    for (const auto& [p, members] : lonely)
+      for (int r : members) {
+        ++out.tests;
+        auto st = detail::own_history_claim(m, r, p, present, o);
+        pvals.push_back(st.p_value);
+        own_claims.push_back(std::move(st));
+      }
+  if (pvals.empty()) return out;
   const auto fdr = detect::false_discovery_control(pvals, o.fdr_q);
 
   // Communication of member i over steps [a, b] against the other members': median z (on the
   // group's pooled robust scale of communication) and median ratio.
+  // The communication statistics of a group (per-step median and pooled robust scale), once per
+  // group: the phases of one group share them.
+  struct comm_stats {
+    std::vector<double> median;
+    double scale = 1;
+  };
+  std::map<std::vector<int>, comm_stats> comm_of_group;
   auto comm_check = [&](const detail::comparison& c, std::size_t i, std::size_t a, std::size_t b) {
-    std::vector<double> med(S, nan), abs_e;
-    for (std::size_t s = 0; s < S; ++s) {
-      col.clear();
-      for (int r : c.members) col.push_back(m.phase_ns(static_cast<std::size_t>(r), communication_phase, s));
-      med[s] = detail::finite_median(col);
-      for (int r : c.members) {
-        const double x = m.phase_ns(static_cast<std::size_t>(r), communication_phase, s);
-        if (std::isfinite(x) && std::isfinite(med[s])) abs_e.push_back(std::fabs(x - med[s]));
+    auto it = comm_of_group.find(c.members);
+    if (it == comm_of_group.end()) {
+      comm_stats cs;
+      cs.median.assign(S, nan);
+      std::vector<double> abs_e;
+      abs_e.reserve(c.members.size() * S);
+      for (std::size_t s = 0; s < S; ++s) {
+        col.clear();
+        for (int r : c.members) col.push_back(m.phase_ns(static_cast<std::size_t>(r), communication_phase, s));
+        cs.median[s] = detail::finite_median(col);
+        for (int r : c.members) {
+          const double x = m.phase_ns(static_cast<std::size_t>(r), communication_phase, s);
+          if (std::isfinite(x) && std::isfinite(cs.median[s])) abs_e.push_back(std::fabs(x - cs.median[s]));
+        }
       }
+      std::vector<double> meds = cs.median;
+      const double level = detail::finite_median(meds);
+      cs.scale = std::max({abs_e.empty() ? 0.0 : stats::mad_to_sigma * stats::median(abs_e),
+                           o.resolution * (std::isfinite(level) ? level : 0.0), 1.0});
+      it = comm_of_group.emplace(c.members, std::move(cs)).first;
     }
-    std::vector<double> meds = med;
-    const double level = detail::finite_median(meds);
-    const double scale = std::max({abs_e.empty() ? 0.0 : stats::mad_to_sigma * stats::median(abs_e),
-                                   o.resolution * (std::isfinite(level) ? level : 0.0), 1.0});
+    const auto& cs = it->second;
     std::vector<double> zs, ratios;
     for (std::size_t s = a; s <= b; ++s) {
       const double own = m.phase_ns(static_cast<std::size_t>(c.members[i]), communication_phase, s);
-      if (!std::isfinite(own) || !std::isfinite(med[s])) continue;
-      if (med[s] > 0) ratios.push_back(own / med[s]);
-      zs.push_back((own - med[s]) / scale);
+      if (!std::isfinite(own) || !std::isfinite(cs.median[s])) continue;
+      if (cs.median[s] > 0) ratios.push_back(own / cs.median[s]);
+      zs.push_back((own - cs.median[s]) / cs.scale);
     }
     return std::make_pair(zs.empty() ? nan : stats::median(zs), ratios.empty() ? nan : stats::median(ratios));
   };
 
-  // Significant claims, grouped by rank.
+  // Significant claims, grouped by rank; ranks withheld, for one note each.
+  std::vector<int> different_from_start, waiting_too;
   std::map<int, std::vector<std::size_t>> by_rank;
-  for (std::size_t j : fdr.rejected) by_rank[comps[cands[j].comp].members[cands[j].member]].push_back(j);
+  for (std::size_t j : fdr.rejected)
+    by_rank[j < cands.size() ? comps[cands[j].comp].members[cands[j].member] : own_claims[j - cands.size()].rank]
+        .push_back(j);
   const std::size_t R = m.rank_count();
   for (auto& [rank, js] : by_rank) {
     std::vector<straggler> claims;
     for (std::size_t j : js) {
+      if (j >= cands.size()) {
+        auto& st = own_claims[j - cands.size()];
+        st.q_value = fdr.adjusted[j];
+        if (st.guarded) {
+          waiting_too.push_back(rank);
+          continue;
+        }
+        claims.push_back(st);
+        continue;
+      }
       const auto& cand = cands[j];
       const auto& c = comps[cand.comp];
       straggler st;
@@ -388,6 +531,14 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       st.compared_within = c.scope;
       for (int x : c.members)
         if (x != rank) st.peers.push_back(x);
+      if (o.layout_assumed) {
+        std::size_t before = 0;
+        for (std::size_t s = 0; s < cand.first; ++s) before += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
+        if (before < o.min_steps) {
+          different_from_start.push_back(rank);
+          continue;
+        }
+      }
       st.first = cand.first;
       st.last = cand.last;
       st.elevated_steps = cand.elevated;
@@ -410,8 +561,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       const auto [comm_z, comm_ratio] = comm_check(c, cand.member, cand.first, cand.last);
       st.communication_ratio = comm_ratio;
       if (std::isfinite(comm_z) && comm_z > o.z_threshold) {
-        out.notes.push_back("L2: rank " + std::to_string(rank) + " is slow in '" + m.phases[c.phase].name +
-                            "' but also waits in collectives more than its peers: not called a straggler");
+        waiting_too.push_back(rank);
         continue;
       }
       std::vector<double> during, before;
@@ -428,6 +578,14 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       if (aa != ba) return aa;
       return a.excess_ns > b.excess_ns;
     };
+    std::stable_sort(claims.begin(), claims.end(), [](const straggler& a, const straggler& b) {
+      if (a.phase != b.phase) return a.phase < b.phase;
+      return a.compared_within != "own history" && b.compared_within == "own history";
+    });
+    // One claim per phase (a rank can be significant against its peers and its own history).
+    claims.erase(std::unique(claims.begin(), claims.end(),
+                             [](const straggler& a, const straggler& b) { return a.phase == b.phase; }),
+                 claims.end());
     std::sort(claims.begin(), claims.end(), better);
     straggler st = std::move(claims.front());
     for (std::size_t i = 1; i < claims.size(); ++i) st.also_slow.emplace_back(claims[i].phase, claims[i].ratio);
@@ -479,6 +637,26 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       st.job_slowdown = iter > 0 ? std::clamp(st.excess_ns / iter, 0.0, 1.0) : 0;
     }
     out.stragglers.push_back(std::move(st));
+  }
+  auto rank_list = [](std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::string t;
+    for (std::size_t i = 0; i < v.size() && i < 12; ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+    if (v.size() > 12) t += ", ...";
+    return std::make_pair(v.size(), t);
+  };
+  if (!waiting_too.empty()) {
+    const auto [n, t] = rank_list(waiting_too);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") are slow in a phase but also wait longer in collectives than their peers or than "
+                        "before: not called stragglers");
+  }
+  if (!different_from_start.empty()) {
+    const auto [n, t] = rank_list(different_from_start);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") differ from the other ranks from their first steps on; the layout is assumed, so they "
+                        "may run other work (a pipeline stage): give the layout to compare them");
   }
   std::sort(out.stragglers.begin(), out.stragglers.end(), [](const straggler& a, const straggler& b) {
     return a.job_slowdown != b.job_slowdown ? a.job_slowdown > b.job_slowdown : a.z > b.z;

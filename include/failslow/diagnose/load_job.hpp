@@ -5,9 +5,9 @@
 //   loaded_job load_job(paths, options)
 //   paths: trace files and folders (Kineto .json/.json.gz, CSV/TSV kernel tables, Nsight
 //   .sqlite; trace/trace_set.hpp reads them on options.threads threads), or .fsum summary files
-//   (compress/codec.hpp, decoded window by window; several files are one job, e.g. one per
-//   node). A file that cannot be read is reported in the notes and the rest is diagnosed.
-//   Layout, in turn:
+//   (compress/codec.hpp, read in 4 MiB chunks and decoded window by window, so memory is that
+//   of the model whatever the file's length; several files are one job, e.g. one per node). A file that cannot be read
+//   is reported in the notes and the rest is diagnosed. Layout, in turn:
 //     1. options.sizes (and options.order), when given: "flags"
 //     2. the process groups the traces list (trace/pg_topology.hpp): "pg_config"
 //     3. pure data parallelism over the world size: "data-parallel (assumed)"
@@ -20,7 +20,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,7 +34,6 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/diagnose/job_model.hpp"
-#include "failslow/io/detail/file_bytes.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/trace_set.hpp"
 
@@ -51,6 +52,7 @@ struct loaded_job {
   topology topo;
   std::string topology_source;  ///< "flags", "pg_config", "data-parallel (assumed)"
   std::vector<std::string> topology_evidence;
+  bool layout_assumed = false;  ///< neither given nor found in the traces
 };
 
 namespace detail {
@@ -103,17 +105,26 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
   if (fsum > 0) {
     job_model_builder b(opt);
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      const auto bytes = io::detail::file_bytes::open(paths[i]);
       b.new_key_space();
-      const auto d = compress::decode_summaries_to(
-          bytes.view(),
-          [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
-            b.add_window(std::move(w), [&](name_id key) -> std::string_view {
-              const auto it = so_far.names.find(key);
-              return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
-            });
-          },
-          paths[i]);
+      // Read in chunks: memory stays that of the model, not of the file.
+      std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(paths[i].c_str(), "rb"), std::fclose);
+      if (!f) throw invalid_argument("cannot open " + paths[i]);
+      compress::summary_decoder dec(paths[i]);
+      auto sink = [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
+        b.add_window(std::move(w), [&](name_id key) -> std::string_view {
+          const auto it = so_far.names.find(key);
+          return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
+        });
+      };
+      std::vector<char> chunk(std::size_t{4} << 20);
+      for (;;) {
+        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
+        if (n > 0) dec.feed(std::string_view(chunk.data(), n), sink);
+        if (n < chunk.size()) break;
+      }
+      if (std::ferror(f.get())) throw invalid_argument("cannot read " + paths[i]);
+      dec.finish(sink);
+      const auto& d = dec.state();
       for (const auto& dmg : d.damaged)
         b.add_note(paths[i] + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason +
                    "), skipped");
@@ -156,6 +167,7 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     dp_only.dp = std::max(1, out.model.world_size);
     out.topo = topology(dp_only);
     out.topology_source = "data-parallel (assumed: no layout given and none in the traces)";
+    out.layout_assumed = true;
   }
   detail::pad_ranks(out.model, detail::checked_world(out.model, out.topo, out.topology_source));
   return out;

@@ -3,7 +3,7 @@
 // Synopsis
 //   std::string report_to_json(report, indent = 2)          the document
 //   void write_report_json(report, out, indent = 2)         appends it to `out`
-//   The document (../shared/DESIGN.md, "The diagnosis report"), keys in this order:
+//   The document (docs/report.md), keys in this order:
 //     {"schema": "failslow.report/1", "world_size", "steps": {"first", "last"},
 //      "topology": {"tp", "pp", "dp", "cp", "ep", "order", "source"},
 //      "findings": [{"level", "kind", "ranks": [...], "group", "phase", "kernel",
