@@ -35,6 +35,7 @@
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
+#include "failslow/io/detail/text_format.hpp"
 
 namespace failslow::diagnose {
 
@@ -47,22 +48,8 @@ struct diagnose_options {
 
 namespace detail {
 
-inline std::string format_ms(double ns) {
-  char buf[64];
-  if (ns >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  else if (ns >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  return buf;
-}
-
-inline std::string format_ratio(double r) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", r);
-  return buf;
-}
+using io::detail::format_ratio;
+inline std::string format_ms(double ns) { return io::detail::format_duration(ns); }
 
 inline std::string step_range(std::int64_t a, std::int64_t b) {
   return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "-" + std::to_string(b);

@@ -310,15 +310,22 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
     options.world_size = static_cast<int>(std::min<std::int64_t>(set.world_size, std::numeric_limits<int>::max()));
   job_model_builder b(options);
   std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(set.world_size, 0)), false);
+  std::vector<std::string> duplicates;
   for (const auto& t : set.traces) {
     if (t.rank < 0) continue;
     if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {
-      b.add_note(t.data.source + ": rank " + std::to_string(t.rank) +
-                 " has another trace already; this one is not diagnosed");
+      duplicates.push_back(t.data.source);
       continue;
     }
     if (static_cast<std::size_t>(t.rank) < seen.size()) seen[static_cast<std::size_t>(t.rank)] = true;
     b.add_trace(t.rank, t.data, set.names);
+  }
+  if (!duplicates.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < duplicates.size() && i < 4; ++i) list += (i ? ", " : "") + duplicates[i];
+    if (duplicates.size() > 4) list += ", ...";
+    b.add_note(std::to_string(duplicates.size()) + " trace(s) of a rank that has a trace already, not diagnosed (the " +
+               "first trace of each rank is): " + list);
   }
   for (const auto& f : set.skipped_files) b.add_note(f + ": not a trace (no traceEvents), skipped");
   return b.finish();

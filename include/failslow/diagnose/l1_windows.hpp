@@ -13,7 +13,7 @@
 //        least noise_floor (timer resolution and scheduling jitter, relative). Thresholds are
 //        in noise scales: zt, the Student-t quantile (stats/detail/student_t.hpp) at the tail
 //        probability of z_threshold with one degree of freedom less than the differences
-//        behind s (4.31 for 60 steps and z = 4; 12.3 for 6 steps), since s is itself estimated.
+//        behind s (4.31 for 60 steps and z = 4; 12.3 for 7 steps), since s is itself estimated.
 //     2. Baseline b: from the lowest-mean segment of at least max(min_baseline_steps,
 //        min(T / 10, 10)) steps (the lowest-mean segment when none is that long) up, segments
 //        join the baseline pool while their mean is within zt standard errors of the pool's;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "failslow/core/report.hpp"
+#include "failslow/io/detail/text_format.hpp"
 
 namespace failslow::io {
 
@@ -61,18 +62,7 @@ inline std::string num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-inline std::string duration(double ns) {
-  if (!std::isfinite(ns)) return "n/a";
-  char buf[64];
-  const double a = std::fabs(ns);
-  if (a >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  else if (a >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  return buf;
-}
+inline std::string duration(double ns) { return format_duration(ns); }
 
 inline std::string steps_text(const finding& f) {
   return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
@@ -104,24 +94,36 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
   }
   if (f.kind == "straggler") {
     std::string who = f.ranks.empty() ? std::string("?") : std::to_string(f.ranks.front());
+    const auto* within = e.find("compared_within");
+    const bool own = within && within->what == evidence_item::type::text && within->text == "own history";
     std::string peers = "its peers";
     if (const auto* p = e.find("peers"); p && p->what == evidence_item::type::numbers)
       peers = "its " + std::to_string(p->numbers.size()) + " peers";
-    lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
-                    " per step vs " + duration(e.number("baseline_ns")) + " for " + peers +
-                    (f.group.empty() ? "" : " in " + f.group) + " (" + num(e.number("ratio"), "%.2f") + "x, z " +
-                    num(e.number("z"), "%.1f") + ", elevated in " + num(e.number("elevated_steps"), "%.0f") +
-                    " steps, q " + num(e.number("q_value"), "%.2g") + ")");
+    const std::string stats = num(e.number("ratio"), "%.2f") + "x, z " + num(e.number("z"), "%.1f") + ", elevated in " +
+                              num(e.number("elevated_steps"), "%.0f") + " steps, q " +
+                              (e.number("q_value") > 0 ? num(e.number("q_value"), "%.2g") : std::string("< 1e-300"));
+    if (own)
+      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
+                      " per step vs " + duration(e.number("baseline_ns")) + " in its other steps (" + stats +
+                      "); no comparable ranks: judged against its own history, relative to the other ranks");
+    else
+      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
+                      " per step vs " + duration(e.number("baseline_ns")) + " for " + peers +
+                      (f.group.empty() ? "" : " in " + f.group) + " (" + stats + ")");
     const double cr = e.number("communication_ratio", std::nan(""));
-    std::string wait = "communication " + num(cr, "%.2f") + "x its peers'";
+    std::string wait = "communication " + num(cr, "%.2f") + (own ? "x its other steps'" : "x its peers'");
     if (std::isfinite(cr) && cr < 1) wait += " (it does not wait: the others wait for it)";
     const double waiting = e.number("waiting_ranks");
     if (waiting > 0) wait += "; " + num(waiting, "%.0f") + " ranks wait longer in collectives";
     lines.push_back(wait);
     const double cv = e.number("group_cv", std::nan("")), cvb = e.number("group_cv_before", std::nan(""));
-    std::string cvl = "CV of " + f.phase + " across the group " + num(cv, "%.3f");
-    if (std::isfinite(cvb)) cvl += " (" + num(cvb, "%.3f") + " before)";
-    cvl += "; the job lost " + percent(e.number("job_slowdown")) + " of its time over these steps";
+    std::string cvl;
+    if (std::isfinite(cv)) {
+      cvl = "CV of " + f.phase + " across the group " + num(cv, "%.3f");
+      if (std::isfinite(cvb)) cvl += " (" + num(cvb, "%.3f") + " outside these steps)";
+      cvl += "; ";
+    }
+    cvl += "the job lost " + percent(e.number("job_slowdown")) + " of its time over these steps";
     lines.push_back(cvl);
     if (const auto* a = e.find("also_slow"); a && a->what == evidence_item::type::text)
       lines.push_back("also slow: " + a->text);
