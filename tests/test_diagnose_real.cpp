@@ -91,7 +91,21 @@ TEST_CASE("load_job: what a user gets wrong", "[diagnose][load]") {
   }
   diagnose::load_options lo;
   lo.threads = 2;
+  // Progress comes from the reader threads, one call at a time (no Catch assertion in there:
+  // they are not thread-safe), counting up.
+  std::size_t calls = 0, last_done = 0, total = 0;
+  bool in_order = true;
+  lo.progress = [&](std::size_t done, std::size_t of) {
+    ++calls;
+    in_order = in_order && done == last_done + 1;
+    last_done = done;
+    total = of;
+  };
   auto loaded = diagnose::load_job({d.string()}, lo);
+  CHECK(calls == 8);
+  CHECK(in_order);
+  CHECK(total == 8);
+  lo.progress = nullptr;
   CHECK(loaded.topology_source == "pg_config");
   CHECK(loaded.topo.size(parallel_dim::dp) == 8);
   CHECK(loaded.model.world_size == 8);
