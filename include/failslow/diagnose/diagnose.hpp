@@ -48,8 +48,8 @@ struct diagnose_options {
 
 namespace detail {
 
+using io::detail::format_duration;
 using io::detail::format_ratio;
-inline std::string format_ms(double ns) { return io::detail::format_duration(ns); }
 
 inline std::string step_range(std::int64_t a, std::int64_t b) {
   return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "-" + std::to_string(b);
@@ -94,27 +94,28 @@ inline finding l1_finding(const job_model& m, const slow_window& w) {
   switch (w.pattern) {
     case window_pattern::warmup:
       f.summary = "warm-up: the first " + std::string(w.steps.size() == 1 ? "step takes " : "steps take up to ") +
-                  format_ratio(w.ratio) + " " + who + " pace (" + format_ms(w.peak_ns) + " vs " +
-                  format_ms(w.baseline_ns) + ")";
+                  format_ratio(w.ratio) + " " + who + " pace (" + format_duration(w.peak_ns) + " vs " +
+                  format_duration(w.baseline_ns) + ")";
       break;
     case window_pattern::spike:
       f.summary = range + (w.steps.size() == 1 ? " took " : " took up to ") + format_ratio(w.ratio) + " " + who +
-                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): " +
+                  " pace (" + format_duration(w.peak_ns) + " vs " + format_duration(w.baseline_ns) + "): " +
                   (w.at_end ? "a spike at the end of the trace (whether it lasts, the trace does not show)"
                             : "a transient spike");
       break;
     case window_pattern::recurring:
       f.summary = std::to_string(w.steps.size()) + " spikes between steps " + std::to_string(f.first_step) + " and " +
                   std::to_string(f.last_step) + ", up to " + format_ratio(w.peak_ns / w.baseline_ns) + " " + who +
-                  " pace (" + format_ms(w.peak_ns) + " vs " + format_ms(w.baseline_ns) + "): recurring stalls";
+                  " pace (" + format_duration(w.peak_ns) + " vs " + format_duration(w.baseline_ns) +
+                  "): recurring stalls";
       break;
     case window_pattern::shift:
-      f.summary = range + " run at " + format_ratio(w.ratio) + " " + who + " pace (" + format_ms(w.observed_ns) +
-                  " vs " + format_ms(w.baseline_ns) + " per step): a sustained slowdown";
+      f.summary = range + " run at " + format_ratio(w.ratio) + " " + who + " pace (" + format_duration(w.observed_ns) +
+                  " vs " + format_duration(w.baseline_ns) + " per step): a sustained slowdown";
       break;
     case window_pattern::drift:
       f.summary = range + " grow slower, to " + format_ratio(w.peak_ns / w.baseline_ns) + " " + who + " pace (+" +
-                  format_ms(w.slope_ns_per_step) + " per step): a drift";
+                  format_duration(w.slope_ns_per_step) + " per step): a drift";
       break;
   }
   return f;
@@ -163,18 +164,18 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");
   std::string effect;
   if (ph.role == phase_role::idle && own)
-    effect = "the GPU idles " + format_ms(st.observed_ns) + " per step, " + format_ms(st.baseline_ns) +
+    effect = "the GPU idles " + format_duration(st.observed_ns) + " per step, " + format_duration(st.baseline_ns) +
              " before (launches or the host hold it back; no comparable ranks, judged against its own history)";
   else if (ph.role == phase_role::idle)
-    effect = "the GPU idles " + format_ms(st.observed_ns) + " per step, " + peers_text + " " +
-             format_ms(st.baseline_ns) + " (launches or the host hold it back)";
+    effect = "the GPU idles " + format_duration(st.observed_ns) + " per step, " + peers_text + " " +
+             format_duration(st.baseline_ns) + " (launches or the host hold it back)";
   else if (own)
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " its own before (" +
-             format_ms(st.observed_ns) + " vs " + format_ms(st.baseline_ns) +
+             format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) +
              " per step; no comparable ranks, judged against its own history relative to the other ranks)";
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
-             format_ms(st.observed_ns) + " vs " + format_ms(st.baseline_ns) + " per step)";
+             format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step)";
   f.summary = "rank " + std::to_string(st.rank) + (where.empty() ? "" : " (" + where + ")") + " is a " +
               straggler_kind_words(ph) + " straggler from step " + std::to_string(f.first_step) +
               (f.last_step != m.steps.back() ? " to " + std::to_string(f.last_step) : "") + ": " + effect;

@@ -214,6 +214,39 @@ class job_model_builder {
   /// file): classify them afresh.
   void new_key_space() { key_class_.clear(); }
 
+  /// Every window of a .fsum byte stream in memory (its own key space; damage becomes notes).
+  void add_summaries(std::string_view bytes, const std::string& source) {
+    add_summary_stream(source, [bytes](char* buffer, std::size_t capacity) mutable {
+      const std::size_t n = std::min(capacity, bytes.size());
+      std::copy_n(bytes.data(), n, buffer);
+      bytes.remove_prefix(n);
+      return n;
+    });
+  }
+
+  /// Every window of a .fsum stream read in 4 MiB pieces: read(buffer, capacity) stores the next
+  /// bytes and returns how many, 0 at the end. Memory: one piece and the decoder's state.
+  template <class Read>
+  void add_summary_stream(const std::string& source, Read&& read) {
+    new_key_space();
+    compress::summary_decoder dec(source);
+    auto sink = [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
+      add_window(std::move(w), [&](name_id key) -> std::string_view {
+        const auto it = so_far.names.find(key);
+        return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
+      });
+    };
+    std::vector<char> piece(std::size_t{4} << 20);
+    for (std::size_t n; (n = read(piece.data(), piece.size())) > 0;) dec.feed(std::string_view(piece.data(), n), sink);
+    dec.finish(sink);
+    const auto& d = dec.state();
+    for (const auto& dmg : d.damaged)
+      add_note(source + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason + "), skipped");
+    if (d.windows_without_reference > 0)
+      add_note(source + ": " + std::to_string(d.windows_without_reference) +
+               " windows lost their reference after damage, skipped");
+  }
+
   /// The model; the builder is empty afterwards.
   job_model finish() {
     job_model m;
@@ -331,25 +364,11 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
   return b.finish();
 }
 
-/// The model of a .fsum byte stream, decoded one window at a time.
+/// The model of a .fsum byte stream in memory, decoded one window at a time.
 inline job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
                                                 std::string_view source = "<fsum>") {
   job_model_builder b(options);
-  const auto d = compress::decode_summaries_to(
-      bytes,
-      [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
-        b.add_window(std::move(w), [&](name_id key) -> std::string_view {
-          const auto it = so_far.names.find(key);
-          return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
-        });
-      },
-      source);
-  for (const auto& dmg : d.damaged)
-    b.add_note(std::string(source) + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason +
-               "), skipped");
-  if (d.windows_without_reference > 0)
-    b.add_note(std::string(source) + ": " + std::to_string(d.windows_without_reference) +
-               " windows lost their reference after damage, skipped");
+  b.add_summaries(bytes, std::string(source));
   return b.finish();
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,35 +60,6 @@ namespace detail {
 
 inline bool is_fsum_path(std::string_view p) { return p.size() > 5 && p.substr(p.size() - 5) == ".fsum"; }
 
-inline int checked_world(const job_model& m, const topology& topo, const std::string& source) {
-  if (m.world_size > topo.world_size())
-    throw invalid_argument("rank " + std::to_string(m.world_size - 1) + " is outside the " + source + " layout of " +
-                           std::to_string(topo.world_size()) + " ranks");
-  return topo.world_size();
-}
-
-/// Pads a model to `world` ranks (ranks without data are NaN rows).
-inline void pad_ranks(job_model& m, int world) {
-  if (m.world_size >= world) return;
-  const std::size_t R = static_cast<std::size_t>(world), P = m.phase_count(), S = m.step_count();
-  xt::xtensor<double, 2> it = xt::xtensor<double, 2>::from_shape({R, S});
-  xt::xtensor<double, 3> ph = xt::xtensor<double, 3>::from_shape({R, P, S});
-  it.fill(std::numeric_limits<double>::quiet_NaN());
-  ph.fill(std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t r = 0; r < m.rank_count(); ++r)
-    for (std::size_t s = 0; s < S; ++s) {
-      it(r, s) = m.iteration_ns(r, s);
-      for (std::size_t p = 0; p < P; ++p) ph(r, p, s) = m.phase_ns(r, p, s);
-    }
-  const int missing = world - m.world_size;
-  m.notes.push_back(std::to_string(missing) + " rank(s) above " + std::to_string(m.world_size - 1) +
-                    " have no data: diagnosed without them");
-  m.iteration_ns = std::move(it);
-  m.phase_ns = std::move(ph);
-  m.has_rank.resize(R, false);
-  m.world_size = world;
-}
-
 }  // namespace detail
 
 inline loaded_job load_job(const std::vector<std::string>& paths, const load_options& options = {}) {
@@ -101,75 +73,62 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
   auto opt = options.model;
   if (given) opt.world_size = given->world_size();
 
-  std::vector<io::distributed_info> infos;
+  // The layout is settled before the model is built, so that the model has the layout's ranks.
+  auto settle_layout = [&](const std::vector<io::distributed_info>& infos, int ranks_seen) {
+    if (given) {
+      out.topo = *given;
+      out.topology_source = "flags";
+    } else if (auto inf = trace::infer_topology(infos); inf && inf->world_size >= ranks_seen) {
+      out.topo = topology(inf->sizes, inf->order);
+      out.topology_source = "pg_config";
+      out.topology_evidence = inf->evidence;
+    } else {
+      parallel_sizes dp_only;
+      dp_only.dp = std::max(1, ranks_seen);
+      out.topo = topology(dp_only);
+      out.topology_source = "data-parallel (assumed: no layout given and none in the traces)";
+      out.layout_assumed = true;
+    }
+  };
   if (fsum > 0) {
     job_model_builder b(opt);
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      b.new_key_space();
-      // Read in chunks: memory stays that of the model, not of the file.
       std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(paths[i].c_str(), "rb"), std::fclose);
       if (!f) throw invalid_argument("cannot open " + paths[i]);
-      compress::summary_decoder dec(paths[i]);
-      auto sink = [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
-        b.add_window(std::move(w), [&](name_id key) -> std::string_view {
-          const auto it = so_far.names.find(key);
-          return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
-        });
-      };
-      std::vector<char> chunk(std::size_t{4} << 20);
-      for (;;) {
-        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
-        if (n > 0) dec.feed(std::string_view(chunk.data(), n), sink);
-        if (n < chunk.size()) break;
-      }
-      if (std::ferror(f.get())) throw invalid_argument("cannot read " + paths[i]);
-      dec.finish(sink);
-      const auto& d = dec.state();
-      for (const auto& dmg : d.damaged)
-        b.add_note(paths[i] + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason +
-                   "), skipped");
-      if (d.windows_without_reference > 0)
-        b.add_note(paths[i] + ": " + std::to_string(d.windows_without_reference) +
-                   " windows lost their reference after damage, skipped");
+      b.add_summary_stream(paths[i], [&](char* buffer, std::size_t capacity) {
+        const std::size_t n = std::fread(buffer, 1, capacity, f.get());
+        if (n < capacity && std::ferror(f.get())) throw invalid_argument("cannot read " + paths[i]);
+        return n;
+      });
       if (options.progress) options.progress(i + 1, paths.size());
     }
     out.model = b.finish();
+    settle_layout({}, out.model.world_size);  // summaries state no process groups
   } else {
     trace::trace_set_options to;
     to.threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     to.skip_unreadable = true;
     to.progress = options.progress;
     auto set = trace::load_trace_set(paths, to);
-    if (given && set.world_size > given->world_size()) {
-      // Traces may state a larger world than the given layout: that is the user's error.
-      for (const auto& t : set.traces)
-        if (t.rank >= given->world_size())
-          throw invalid_argument("rank " + std::to_string(t.rank) + " (" + t.data.source + ") is outside the given " +
-                                 "layout of " + std::to_string(given->world_size()) + " ranks");
-      set.world_size = given->world_size();
-    }
+    std::vector<io::distributed_info> infos;
     for (const auto& t : set.traces)
       if (t.data.distributed) infos.push_back(*t.data.distributed);
+    int ranks_seen = static_cast<int>(
+        std::min<std::int64_t>(std::max<std::int64_t>(set.world_size, 0), std::numeric_limits<int>::max()));
+    settle_layout(infos, ranks_seen);
+    for (const auto& t : set.traces)
+      if (t.rank >= out.topo.world_size())
+        throw invalid_argument("rank " + std::to_string(t.rank) + " (" + t.data.source + ") is outside the " +
+                               out.topology_source + " layout of " + std::to_string(out.topo.world_size()) + " ranks");
+    set.world_size = out.topo.world_size();
+    opt.world_size = out.topo.world_size();
     out.model = build_job_model(set, opt);
     for (const auto& [path, why] : set.unreadable_files)
       out.model.notes.push_back(path + ": not read (" + why + "); the other ranks are diagnosed");
   }
-
-  if (given) {
-    out.topo = *given;
-    out.topology_source = "flags";
-  } else if (auto inf = trace::infer_topology(infos); inf && inf->world_size >= out.model.world_size) {
-    out.topo = topology(inf->sizes, inf->order);
-    out.topology_source = "pg_config";
-    out.topology_evidence = inf->evidence;
-  } else {
-    parallel_sizes dp_only;
-    dp_only.dp = std::max(1, out.model.world_size);
-    out.topo = topology(dp_only);
-    out.topology_source = "data-parallel (assumed: no layout given and none in the traces)";
-    out.layout_assumed = true;
-  }
-  detail::pad_ranks(out.model, detail::checked_world(out.model, out.topo, out.topology_source));
+  if (out.model.world_size > out.topo.world_size())
+    throw invalid_argument("rank " + std::to_string(out.model.world_size - 1) + " is outside the " +
+                           out.topology_source + " layout of " + std::to_string(out.topo.world_size()) + " ranks");
   return out;
 }
 

@@ -62,8 +62,6 @@ inline std::string num(double v, const char* fmt = "%.3g") {
   return buf;
 }
 
-inline std::string duration(double ns) { return format_duration(ns); }
-
 inline std::string steps_text(const finding& f) {
   return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
                                      : "steps " + std::to_string(f.first_step) + "-" + std::to_string(f.last_step);
@@ -77,12 +75,12 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
   const auto& e = f.evidence;
   if (f.kind == "slow_window") {
     std::string l = steps_text(f) + ": " + (e.find("pattern") ? e.find("pattern")->text : std::string("window")) +
-                    ", " + num(f.score, "%.2f") + "x the baseline (" + duration(e.number("observed_ns")) + " vs " +
-                    duration(e.number("baseline_ns")) + " per step, peak " + duration(e.number("peak_ns")) +
-                    " at step " + num(e.number("peak_step"), "%.0f") + ")";
+                    ", " + num(f.score, "%.2f") + "x the baseline (" + format_duration(e.number("observed_ns")) +
+                    " vs " + format_duration(e.number("baseline_ns")) + " per step, peak " +
+                    format_duration(e.number("peak_ns")) + " at step " + num(e.number("peak_step"), "%.0f") + ")";
     lines.push_back(l);
     lines.push_back("z " + num(e.number("z"), "%.1f") + " against a step-to-step noise of " +
-                    duration(e.number("noise_ns")) + "; the job lost " + percent(e.number("job_slowdown")) +
+                    format_duration(e.number("noise_ns")) + "; the job lost " + percent(e.number("job_slowdown")) +
                     " of its time over these steps");
     if (const auto* s = e.find("steps"); s && s->what == evidence_item::type::numbers && s->numbers.size() > 1 &&
                                          e.find("pattern") && e.find("pattern")->text == "recurring") {
@@ -103,12 +101,14 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
                               num(e.number("elevated_steps"), "%.0f") + " steps, q " +
                               (e.number("q_value") > 0 ? num(e.number("q_value"), "%.2g") : std::string("< 1e-300"));
     if (own)
-      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
-                      " per step vs " + duration(e.number("baseline_ns")) + " in its other steps (" + stats +
+      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " +
+                      format_duration(e.number("observed_ns")) + " per step vs " +
+                      format_duration(e.number("baseline_ns")) + " in its other steps (" + stats +
                       "); no comparable ranks: judged against its own history, relative to the other ranks");
     else
-      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " + duration(e.number("observed_ns")) +
-                      " per step vs " + duration(e.number("baseline_ns")) + " for " + peers +
+      lines.push_back("rank " + who + ", " + f.phase + ", " + steps_text(f) + ": " +
+                      format_duration(e.number("observed_ns")) + " per step vs " +
+                      format_duration(e.number("baseline_ns")) + " for " + peers +
                       (f.group.empty() ? "" : " in " + f.group) + " (" + stats + ")");
     const double cr = e.number("communication_ratio", std::nan(""));
     std::string wait = "communication " + num(cr, "%.2f") + (own ? "x its other steps'" : "x its peers'");
