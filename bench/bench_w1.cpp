@@ -1,11 +1,14 @@
 // Wasserstein-1 matrices: quantile-vector form against scipy.spatial.distance.cdist(cityblock)
 // (bench/peers/w1_cdist.py), exact sample form against a Python loop of
-// scipy.stats.wasserstein_distance (bench/peers/w1_exact_loop.py), on 1 and 2 threads.
+// scipy.stats.wasserstein_distance (bench/peers/w1_exact_loop.py), on 1 and 2 threads; between
+// reconstructed summaries (quantile_grid.hpp) against numpy CDF inversion + cdist
+// (bench/peers/w1_summaries.py); the quantile vectors alone and the closed-form lognormal pair.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <failslow/stats/quantile_grid.hpp>
 #include <failslow/stats/w1_matrix.hpp>
 #include <random>
 #include <string>
@@ -77,6 +80,90 @@ BENCHMARK(BM_w1_matrix_samples)
     ->Args({256, 10000, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Summary i: 1-4 clusters, the formula of bench/peers/w1_summaries.py.
+std::vector<failslow::stats::distribution_summary> summaries(std::size_t n) {
+  std::vector<failslow::stats::distribution_summary> out(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < 1 + i % 4; ++c) {
+      const double median = 10e3 * (1 + 0.01 * static_cast<double>(i % 7)) * std::pow(3.0, static_cast<double>(c));
+      const double sigma = 0.03 + 0.02 * static_cast<double>((i + c) % 5);
+      failslow::stats::cluster_summary s;
+      s.count = 100 * (c + 1);
+      s.p50 = median;
+      s.p99 = median * std::exp(sigma * failslow::stats::z_099);
+      s.min = median * std::exp(-3 * sigma);
+      s.max = median * std::exp(3.2 * sigma);
+      out[i].clusters.push_back(s);
+    }
+  return out;
+}
+
+// A group W1 matrix of reconstructed summaries: vectors on the grid, then the L1 matrix.
+void BM_w1_matrix_summaries(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto threads = static_cast<unsigned>(state.range(1));
+  const auto s = summaries(n);
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(failslow::stats::w1_matrix_summaries(s, 256, true, threads));
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const double pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
+  state.counters["pairs_per_s"] =
+      benchmark::Counter(pairs * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  failslow_bench::report_peer(state, "w1_summaries.py", std::to_string(n) + " 256",
+                              seconds / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_w1_matrix_summaries)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One quantile vector per summary, by the number of clusters (arg 0) and truncation (arg 1).
+void BM_quantile_vector(benchmark::State& state) {
+  const auto clusters = static_cast<std::size_t>(state.range(0));
+  const bool truncated = state.range(1) != 0;
+  const auto all = summaries(64);
+  std::vector<failslow::stats::lognormal_mixture> ms;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].clusters.size() == clusters) ms.push_back(failslow::stats::lognormal_mixture::from_summary(all[i], truncated));
+  const failslow::stats::quantile_grid grid(256);
+  std::vector<double> q(256);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    failslow::stats::quantile_vector(ms[i++ % ms.size()], grid, q.data());
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.counters["vectors_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_quantile_vector)->ArgsProduct({{1, 2, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
+
+// The same by root finding at each u_k (lognormal_mixture::quantile), what it replaces.
+void BM_quantile_vector_root_finding(benchmark::State& state) {
+  const auto all = summaries(4);
+  const auto m = failslow::stats::lognormal_mixture::from_summary(all[1], true);  // 2 clusters
+  std::vector<double> q(256);
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < q.size(); ++k) q[k] = m.quantile((static_cast<double>(k) + 0.5) / 256.0);
+    benchmark::DoNotOptimize(q.data());
+  }
+}
+BENCHMARK(BM_quantile_vector_root_finding)->Unit(benchmark::kMicrosecond);
+
+// Closed-form W1 of two single lognormals (different sigmas: the crossing case).
+void BM_w1_lognormal_pair(benchmark::State& state) {
+  failslow::stats::lognormal_component a, b;
+  a.mu = std::log(20e3);
+  a.sigma = 0.05;
+  b.mu = std::log(20.5e3);
+  b.sigma = 0.08;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(failslow::stats::wasserstein1(a, b));
+    benchmark::ClobberMemory();
+    a.mu += 1e-12;
+  }
+  state.counters["pairs_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_w1_lognormal_pair);
 
 }  // namespace
 

@@ -821,7 +821,23 @@ def lognormal_cases():
     for name, A, B in [("identical", five, Mixture("five_cluster_heavy", five.components, False)),
                        ("scaled_by_1.1", five, five.scaled("five_cluster_heavy_x1.1", 1.1)),
                        ("two_vs_three_cluster", two, three),
-                       ("truncated_vs_untruncated", three_t, three)]:
+                       ("truncated_vs_untruncated", three_t, three),
+                       # single lognormals: the closed form of W1 (equal sigmas, crossing
+                       # quantile functions, a point mass) and the quantile-grid form
+                       ("single_equal_sigma", Mixture("a", [comp(1, 20e3, 0.05)], False),
+                        Mixture("b", [comp(1, 21e3, 0.05)], False)),
+                       ("single_crossing_sigma", Mixture("a", [comp(1, 20e3, 0.05)], False),
+                        Mixture("b", [comp(1, 20.5e3, 0.25)], False)),
+                       ("single_vs_point_mass", Mixture("a", [comp(1, 20e3, 0.1)], False),
+                        Mixture("b", [comp(1, 21e3, 0.0)], False)),
+                       ("single_truncated_vs_untruncated", Mixture("a", [comp(1, 20e3, 0.3, -1.5, 2.0)], True),
+                        Mixture("b", [comp(1, 20e3, 0.3)], False)),
+                       ("four_cluster_truncated_slowed_5pct",
+                        Mixture("a", [comp(0.55, 12e3, 0.04, -3.2, 3.4), comp(0.25, 30e3, 0.08, -2.8, 3.1),
+                                      comp(0.15, 95e3, 0.15, -2.5, 3.0), comp(0.05, 700e3, 0.3, -2.0, 2.6)], True),
+                        Mixture("a", [comp(0.55, 12e3, 0.04, -3.2, 3.4), comp(0.25, 30e3, 0.08, -2.8, 3.1),
+                                      comp(0.15, 95e3, 0.15, -2.5, 3.0), comp(0.05, 700e3, 0.3, -2.0, 2.6)],
+                                True).scaled("a_x1.05", 1.05))]:
         w1, err = w1_mixtures(A, B)
         check = f"    pair {name}: w1 {w1:.12g}, quad error estimate {err:.1e}"
         if name == "identical":

@@ -41,7 +41,9 @@ inline double relative_w1(const kernel_summary& summary, std::vector<double> dur
   if (!(mean > 0)) throw domain_error("relative_w1: the mean duration must be positive");
   std::sort(durations.begin(), durations.end());
   const auto exact = stats::quantile_vector_sorted(durations.data(), durations.size(), quantiles);
-  const auto rebuilt = stats::quantile_vector(summary.distribution(truncated), quantiles);
+  thread_local stats::quantile_grid grid(quantiles);  // one grid per K, not one per call
+  if (grid.size() != quantiles) grid = stats::quantile_grid(quantiles);
+  const auto rebuilt = stats::quantile_vector(summary.distribution(truncated), grid);
   return stats::wasserstein1_quantiles(exact, rebuilt) / mean;
 }
 

@@ -30,12 +30,18 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "failslow/core/error.hpp"
 #include "failslow/stats/summary.hpp"
 
 namespace failslow::stats {
+
+namespace detail {
+/// Phi(z), the standard normal CDF, with both tails accurate (erfc).
+inline double normal_cdf(double z) noexcept { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+}  // namespace detail
 
 /// Phi^-1(0.99).
 inline constexpr double z_099 = 2.32634787404084110089;
@@ -87,9 +93,15 @@ struct lognormal_component {
     if (is_point_mass()) return cdf(x);
     if (x < lo) return 0.0;
     if (x >= hi) return 1.0;
-    const double a = cdf(lo), b = cdf(hi);
-    if (!(b > a)) return x >= lo ? 1.0 : 0.0;  // all mass at one end: behave as a point at lo
-    return (cdf(x) - a) / (b - a);
+    return truncated_cdf(x, cdf(lo), cdf(hi));
+  }
+  /// The same with cdf(lo) and cdf(hi) given, for callers that evaluate many points.
+  double truncated_cdf(double x, double cdf_lo, double cdf_hi) const noexcept {
+    if (is_point_mass()) return cdf(x);
+    if (x < lo) return 0.0;
+    if (x >= hi) return 1.0;
+    if (!(cdf_hi > cdf_lo)) return 1.0;  // all mass at one end: behave as a point at lo
+    return (cdf(x) - cdf_lo) / (cdf_hi - cdf_lo);
   }
 
   /// Untruncated quantile.
@@ -131,7 +143,10 @@ class lognormal_mixture {
       total += c.weight;
     }
     if (!(total > 0)) throw invalid_argument("lognormal_mixture: weights sum to zero");
-    for (auto& c : components_) c.weight /= total;
+    for (auto& c : components_) {
+      c.weight /= total;
+      bounds_.push_back({c.cdf(c.lo), c.cdf(c.hi)});  // once, not per cdf() call
+    }
   }
 
   /// The clusters of a summary, weights n_c / n (empty clusters dropped).
@@ -153,7 +168,10 @@ class lognormal_mixture {
   double cdf(double x) const {
     check_nonempty();
     double f = 0;
-    for (const auto& c : components_) f += c.weight * (truncated_ ? c.truncated_cdf(x) : c.cdf(x));
+    for (std::size_t i = 0; i < components_.size(); ++i) {
+      const auto& c = components_[i];
+      f += c.weight * (truncated_ ? c.truncated_cdf(x, bounds_[i].first, bounds_[i].second) : c.cdf(x));
+    }
     return std::min(1.0, f);
   }
 
@@ -223,6 +241,7 @@ class lognormal_mixture {
   }
 
   std::vector<lognormal_component> components_;
+  std::vector<std::pair<double, double>> bounds_;  ///< untruncated cdf(lo), cdf(hi) per component
   bool truncated_ = false;
 };
 

@@ -215,9 +215,9 @@ inline quantile_matrix quantile_vectors(const std::vector<distribution_summary>&
   if (summaries.empty()) throw invalid_argument("quantile_vectors: no summaries");
   if (k == 0) throw invalid_argument("quantile_vectors: K must be >= 1");
   quantile_matrix q(static_cast<Eigen::Index>(summaries.size()), static_cast<Eigen::Index>(k));
+  const quantile_grid grid(k);
   detail::parallel_rows(summaries.size(), threads, [&](std::size_t i) {
-    const auto v = quantile_vector(lognormal_mixture::from_summary(summaries[i], truncated), k);
-    std::copy(v.begin(), v.end(), q.data() + i * k);
+    quantile_vector(lognormal_mixture::from_summary(summaries[i], truncated), grid, q.data() + i * k);
   });
   return q;
 }

@@ -1,0 +1,228 @@
+// failslow/stats/quantile_grid.hpp -- quantile vectors of reconstructed distributions, fast.
+//
+// Synopsis
+//   W1 between summaries is taken in the quantile form (wasserstein.hpp):
+//       W1(a, b) ~ mean_k |Q_a(u_k) - Q_b(u_k)|,   u_k = (k + 1/2) / K
+//   so each summary is turned once into its vector Q(u_0..u_K-1) and every pair then costs one
+//   L1 distance. This header makes that first step cheap, without root finding per point:
+//     quantile_grid(K)        the shared grid: u_k and z_k = Phi^-1(u_k), computed once.
+//     quantile_vector(m, grid, out)   Q_m(u_k) for a lognormal_mixture m (lognormal.hpp):
+//       - one untruncated lognormal: exp(mu + sigma z_k), closed form;
+//       - a point mass: the point;
+//       - otherwise: nodes where each component's CDF is known in closed form (the grid's own
+//         z_k for untruncated components, K + 1 points uniform in z over [lo, hi] for truncated
+//         ones, both ends of every point mass), merged in order, the mixture CDF evaluated at
+//         each node, and Q(u_k) interpolated between the two nodes that bracket u_k, linearly
+//         in ln x (a lognormal's ln x is nearly linear in F on one node interval).
+// Complexity: grid O(K) inverse normals once; a vector O(K) exps for one lognormal,
+//   O(N C) for a mixture of C components with N ~ C (K + 1) nodes (truncated clusters with
+//   disjoint supports, as the valley clustering makes them, cost one erfc per node).
+// Accuracy: the closed form to a few ulps. The interpolated form: ln Q within
+//   ~(dz)^2 / 8 of exact on a node interval of width dz in z, i.e. relative errors in Q of
+//   about 1e-5 at K = 256 (tests compare with the root-finding quantile); W1 of two vectors
+//   within 0.1 % of the mean of the distributions of the exact integral (tests: scipy's quadrature
+//   of |F_a - F_b|, and the Gauss-Kronrod integral of wasserstein.hpp, on realistic sigmas).
+// Errors: K == 0 throws failslow::invalid_argument; an empty mixture throws (lognormal.hpp).
+#pragma once
+
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "failslow/core/error.hpp"
+#include "failslow/stats/lognormal.hpp"
+
+namespace failslow::stats {
+
+/// The midpoints u_k = (k + 1/2) / K and their standard normal quantiles z_k.
+class quantile_grid {
+ public:
+  explicit quantile_grid(std::size_t k = 256) : u_(k), z_(k) {
+    if (k == 0) throw invalid_argument("quantile_grid: K must be >= 1");
+    const boost::math::normal_distribution<double> normal;
+    for (std::size_t i = 0; i < k; ++i) u_[i] = (static_cast<double>(i) + 0.5) / static_cast<double>(k);
+    // The lower half from the normal quantile, the upper half by symmetry (z_(K-1-i) = -z_i), so
+    // both tails are equally precise.
+    for (std::size_t i = 0; i < (k + 1) / 2; ++i) {
+      z_[i] = 2 * i + 1 == k ? 0.0 : boost::math::quantile(normal, u_[i]);
+      z_[k - 1 - i] = -z_[i];
+    }
+  }
+
+  std::size_t size() const noexcept { return u_.size(); }
+  const std::vector<double>& u() const noexcept { return u_; }
+  const std::vector<double>& z() const noexcept { return z_; }
+
+ private:
+  std::vector<double> u_, z_;
+};
+
+namespace detail {
+
+// A node in t = ln x, where each component's CDF is a normal CDF of (t - mu) / sigma; no log is
+// taken per node and interpolation costs one exp per quantile.
+struct quantile_node {
+  double t;          // ln x (-inf for a point mass at 0)
+  double f;          // F of the mixture at t (F(t-) for the lower end of a point mass)
+  double own_phi;    // Phi(z) of the owner's z at t when known exactly (a grid point), else -1
+  std::size_t owner; // the component that placed the node
+};
+
+// The component as the node evaluation needs it.
+struct component_cdf {
+  double weight, mu, sigma;
+  double tlo, thi;      // ln of the truncation bounds (-inf, +inf when not truncated)
+  double flo, fspan;    // Phi(zlo) and Phi(zhi) - Phi(zlo) for truncated components
+  bool point, trunc;
+
+  component_cdf(const lognormal_component& c, bool truncated)
+      : weight(c.weight), mu(c.mu), sigma(c.sigma), tlo(-std::numeric_limits<double>::infinity()),
+        thi(std::numeric_limits<double>::infinity()), flo(0), fspan(1), point(c.is_point_mass()),
+        trunc(truncated && !c.is_point_mass()) {
+    if (point) {
+      tlo = thi = c.point > 0 ? std::log(c.point) : -std::numeric_limits<double>::infinity();
+      return;
+    }
+    if (trunc) {
+      tlo = c.lo > 0 ? std::log(c.lo) : -std::numeric_limits<double>::infinity();
+      thi = std::log(c.hi);
+      flo = normal_cdf((tlo - mu) / sigma);
+      fspan = normal_cdf((thi - mu) / sigma) - flo;
+    }
+  }
+
+  // This component's share of F at t; `strict` gives F(t-) (only a point mass jumps); phi is
+  // Phi((t - mu) / sigma) when the caller knows it, else < 0.
+  double cdf(double t, bool strict, double phi = -1) const noexcept {
+    if (point) return (strict ? t > tlo : t >= tlo) ? weight : 0.0;
+    if (phi < 0) {
+      const double z = (t - mu) / sigma;
+      // Beyond 8.3 sigma Phi is 0 or 1 to double precision: no erfc for far components.
+      phi = z < -8.3 ? (trunc ? flo : 0.0) : z > 8.3 ? 1.0 : normal_cdf(z);
+    }
+    if (!trunc) return weight * phi;
+    if (t < tlo) return 0.0;
+    if (t >= thi || !(fspan > 0)) return weight;
+    return weight * std::clamp((phi - flo) / fspan, 0.0, 1.0);
+  }
+
+  // The grid points z_k, k in [first, last), with their known Phi; the outermost intervals,
+  // where the grid is coarsest in z, get their midpoints as well (Phi computed).
+  void grid_nodes(const quantile_grid& grid, std::size_t first, std::size_t last, std::size_t self,
+                  std::vector<quantile_node>& out) const {
+    constexpr std::size_t refined = 8;
+    const auto& z = grid.z();
+    const auto& u = grid.u();
+    for (std::size_t k = first; k < last; ++k) {
+      out.push_back({mu + sigma * z[k], 0, u[k], self});
+      if (k + 1 < last && (k < refined || k + 1 + refined >= z.size()))
+        out.push_back({mu + sigma * 0.5 * (z[k] + z[k + 1]), 0, -1, self});
+    }
+  }
+
+  // Nodes where the component's mass lies, ascending. Nodes at the grid's z_k carry their
+  // Phi(z_k) = u_k, so the component's own CDF there costs nothing.
+  void nodes(const quantile_grid& grid, std::size_t self, std::vector<quantile_node>& out) const {
+    out.clear();
+    if (point) {  // F(t-) and F(t): the jump
+      out.push_back({tlo, 0, -1, self});
+      out.push_back({tlo, 0, -1, self});
+      return;
+    }
+    const auto& z = grid.z();
+    if (!trunc) {
+      // Tail nodes beyond both ends of the grid, so that every u_k is bracketed and a flat
+      // stretch between two components is not bridged in one step.
+      constexpr double pads[] = {4.0, 2.0, 1.0, 0.5};
+      for (double pad : pads) out.push_back({mu + sigma * (z.front() - pad), 0, -1, self});
+      grid_nodes(grid, 0, z.size(), self, out);
+      for (auto it = std::rbegin(pads); it != std::rend(pads); ++it)
+        out.push_back({mu + sigma * (z.back() + *it), 0, -1, self});
+      return;
+    }
+    // Truncated to [lo, hi]: both bounds, the grid points inside, and, when the support holds
+    // few of them (a narrow cluster), points uniform in t between the bounds as well.
+    const double lo = std::isfinite(tlo) ? tlo : mu - 40 * sigma;
+    const double zlo = (lo - mu) / sigma, zhi = (thi - mu) / sigma;
+    const auto first = static_cast<std::size_t>(std::upper_bound(z.begin(), z.end(), zlo) - z.begin());
+    const auto last = static_cast<std::size_t>(std::lower_bound(z.begin(), z.end(), zhi) - z.begin());
+    out.push_back({lo, 0, -1, self});
+    if (2 * (last > first ? last - first : 0) >= z.size()) {
+      grid_nodes(grid, first, last, self, out);
+    } else {
+      const std::size_t n = grid.size() + 1;
+      for (std::size_t i = 1; i < n; ++i)
+        out.push_back({lo + (thi - lo) * static_cast<double>(i) / static_cast<double>(n), 0, -1, self});
+    }
+    out.push_back({thi, 0, -1, self});
+  }
+};
+
+inline double interpolate_t(const quantile_node& a, const quantile_node& b, double u) noexcept {
+  if (a.t == b.t || !(b.f > a.f) || !std::isfinite(a.t)) return std::exp(b.t);
+  return std::exp(a.t + (u - a.f) / (b.f - a.f) * (b.t - a.t));
+}
+
+}  // namespace detail
+
+/// Q_m(u_k) for k = 0..K-1 into out[0..K).
+inline void quantile_vector(const lognormal_mixture& m, const quantile_grid& grid, double* out) {
+  const auto& comps = m.components();
+  if (comps.empty()) throw invalid_argument("lognormal_mixture: no component");
+  const std::size_t k = grid.size();
+  if (comps.size() == 1 && (comps[0].is_point_mass() || !m.truncated())) {
+    const auto& c = comps[0];
+    if (c.is_point_mass()) {
+      std::fill(out, out + k, c.point);
+    } else {
+      const auto& z = grid.z();
+      for (std::size_t i = 0; i < k; ++i) out[i] = std::exp(c.mu + c.sigma * z[i]);
+    }
+    return;
+  }
+  thread_local std::vector<detail::component_cdf> parts;
+  parts.clear();
+  for (const auto& c : comps) parts.emplace_back(c, m.truncated());
+  // Merge every component's nodes in order, then F at each node.
+  // Scratch reused across calls on one thread: building a vector then allocates nothing.
+  thread_local std::vector<detail::quantile_node> nodes, own, merged;
+  nodes.clear();
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    parts[c].nodes(grid, c, own);
+    merged.resize(nodes.size() + own.size());
+    std::merge(nodes.begin(), nodes.end(), own.begin(), own.end(), merged.begin(),
+               [](const detail::quantile_node& a, const detail::quantile_node& b) { return a.t < b.t; });
+    nodes.swap(merged);
+  }
+  double running = 0;  // rounding must not make F decrease
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    // Of two nodes at one t (a point mass), the first carries F(t-), the second F(t).
+    const bool strict = i + 1 < nodes.size() && nodes[i + 1].t == nodes[i].t;
+    const auto& n = nodes[i];
+    double f = 0;
+    for (std::size_t c = 0; c < parts.size(); ++c) f += parts[c].cdf(n.t, strict, c == n.owner ? n.own_phi : -1.0);
+    nodes[i].f = running = std::max(running, std::min(1.0, f));
+  }
+  const auto& u = grid.u();
+  std::size_t j = 0;  // first node with F >= u_k
+  for (std::size_t i = 0; i < k; ++i) {
+    while (j < nodes.size() && nodes[j].f < u[i]) ++j;
+    if (j == 0)
+      out[i] = std::exp(nodes.front().t);
+    else if (j == nodes.size())
+      out[i] = std::exp(nodes.back().t);
+    else
+      out[i] = detail::interpolate_t(nodes[j - 1], nodes[j], u[i]);
+  }
+}
+
+inline std::vector<double> quantile_vector(const lognormal_mixture& m, const quantile_grid& grid) {
+  std::vector<double> q(grid.size());
+  quantile_vector(m, grid, q.data());
+  return q;
+}
+
+}  // namespace failslow::stats
