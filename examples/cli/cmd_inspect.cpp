@@ -4,7 +4,8 @@
 // the estimated clock skew per rank.
 // failslow inspect FILE.fsum [--json]: what a summary file (failslow compress, the window
 // compressor) holds: codec settings, ranks and their windows, events, kernel time per class,
-// the top kernels, counted skips, and every damaged block with its offset.
+// the top kernels, counted skips, and every damaged block with its offset. The file is streamed
+// (4 MiB chunks through compress::summary_decoder), so memory follows ranks and keys, not its size.
 #include <algorithm>
 #include <cstdio>
 #include <failslow/compress/codec.hpp>
@@ -15,11 +16,11 @@
 #include <failslow/trace/trace_set.hpp>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "commands.hpp"
@@ -48,13 +49,7 @@ void inspect_summaries(const inspect_options& o) {
   if (o.paths.size() != 1) throw invalid_argument("inspect: give one .fsum file at a time");
   std::ifstream f(o.paths.front(), std::ios::binary);
   if (!f) throw invalid_argument("inspect: cannot open '" + o.paths.front() + "'");
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const auto d = compress::decode_summaries(bytes, o.paths.front());
   const auto& classifier = kernel_classifier::defaults();
-  auto name_of = [&](name_id id) {
-    const auto it = d.names.find(id);
-    return it == d.names.end() ? "<name " + std::to_string(id) + " lost>" : it->second;
-  };
   struct rank_totals {
     std::uint64_t windows = 0, events = 0, skipped = 0, subsampled = 0;
     std::uint64_t first = 0, last = 0;
@@ -63,11 +58,21 @@ void inspect_summaries(const inspect_options& o) {
   struct key_totals {
     std::uint64_t count = 0;
     double total_ns = 0;
+    int cls = -1;  // kernel_class, found when the key first appears
   };
-  std::map<std::int32_t, rank_totals> ranks;
-  std::map<name_id, key_totals> keys;
-  std::map<name_id, int> class_of;
-  for (const auto& w : d.windows) {
+  // Streamed: the file is read in 4 MiB chunks and each window folded into per-rank and per-key
+  // totals as the decoder hands it over, so memory is the totals plus one chunk, not the file
+  // and every decoded window (11x the file before). Hash maps: one lookup per window and per key
+  // (ids come from the file, so no id-indexed arrays); sorted for the output.
+  std::unordered_map<std::int32_t, rank_totals> ranks;
+  std::unordered_map<name_id, key_totals> keys;
+  std::uint64_t windows = 0, bytes = 0;
+  auto name_in = [](const compress::decoded_summaries& d, name_id id) {
+    const auto it = d.names.find(id);
+    return it == d.names.end() ? "<name " + std::to_string(id) + " lost>" : it->second;
+  };
+  auto fold = [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
+    ++windows;
     auto& r = ranks[w.rank];
     r.first = r.windows ? std::min(r.first, w.window_id) : w.window_id;
     r.last = r.windows ? std::max(r.last, w.window_id) : w.window_id;
@@ -76,26 +81,45 @@ void inspect_summaries(const inspect_options& o) {
     r.skipped += w.skipped.total();
     r.subsampled += w.subsampled;
     for (const auto& k : w.kernels) {
-      auto c = class_of.find(k.key);
-      if (c == class_of.end()) c = class_of.emplace(k.key, static_cast<int>(classifier.classify(name_of(k.key)))).first;
-      r.class_ns[c->second] += k.total_ns;
-      keys[k.key].count += k.count;
-      keys[k.key].total_ns += k.total_ns;
+      auto& kt = keys[k.key];
+      // Classified by the name the stream has defined so far: the encoder writes each name once,
+      // before the first window using it, so that is the file's name, or none if its block was
+      // lost (then "<name N lost>", as at the end). Time is added in file order, as before, so
+      // the sums are the same doubles.
+      if (kt.cls < 0) kt.cls = static_cast<int>(classifier.classify(name_in(so_far, k.key)));
+      r.class_ns[kt.cls] += k.total_ns;
+      kt.count += k.count;
+      kt.total_ns += k.total_ns;
     }
+  };
+  compress::summary_decoder decoder(o.paths.front());
+  std::string chunk(std::size_t{4} << 20, '\0');
+  while (f) {
+    f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto n = static_cast<std::size_t>(f.gcount());
+    if (n == 0) break;
+    bytes += n;
+    decoder.feed(std::string_view(chunk.data(), n), fold);
   }
+  if (f.bad()) throw invalid_argument("inspect: cannot read '" + o.paths.front() + "'");
+  decoder.finish(fold);
+  const auto& d = decoder.state();
+  auto name_of = [&](name_id id) { return name_in(d, id); };
+  std::vector<std::pair<std::int32_t, rank_totals>> by_rank(ranks.begin(), ranks.end());
+  std::sort(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   nlohmann::json j;
   j["schema"] = "failslow.inspect_summaries/1";
   j["source"] = o.paths.front();
-  j["bytes"] = bytes.size();
+  j["bytes"] = bytes;
   j["codec"] = {{"precision_bits", d.options.precision_bits}, {"key_frame_interval", d.options.key_frame_interval}};
-  j["windows"] = d.windows.size();
+  j["windows"] = windows;
   j["keys"] = d.names.size();
   nlohmann::json damaged = nlohmann::json::array();
   for (const auto& b : d.damaged) damaged.push_back({{"offset", b.offset}, {"reason", b.reason}});
   j["damaged_blocks"] = damaged;
   j["windows_without_reference"] = d.windows_without_reference;
   nlohmann::json rj = nlohmann::json::array();
-  for (const auto& [rank, r] : ranks)
+  for (const auto& [rank, r] : by_rank)
     rj.push_back({{"rank", rank},
                   {"windows", r.windows},
                   {"first_window", r.first},
@@ -122,8 +146,9 @@ void inspect_summaries(const inspect_options& o) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::printf("%s: %zu bytes, %zu windows of %zu rank(s), %zu kernel keys (precision %u bits, key frame every %u)\n",
-              o.paths.front().c_str(), bytes.size(), d.windows.size(), ranks.size(), d.names.size(),
+  std::printf("%s: %llu bytes, %llu windows of %zu rank(s), %zu kernel keys (precision %u bits, key frame every %u)\n",
+              o.paths.front().c_str(), static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(windows),
+              ranks.size(), d.names.size(),
               d.options.precision_bits, d.options.key_frame_interval);
   if (!d.damaged.empty() || d.windows_without_reference) {
     std::printf("damaged blocks: %zu; delta windows skipped for a lost reference: %llu\n", d.damaged.size(),
@@ -131,7 +156,7 @@ void inspect_summaries(const inspect_options& o) {
     for (const auto& b : d.damaged)
       std::printf("  at byte %llu: %s\n", static_cast<unsigned long long>(b.offset), b.reason.c_str());
   }
-  for (const auto& [rank, r] : ranks)
+  for (const auto& [rank, r] : by_rank)
     std::printf(
         "rank %d: windows %llu (#%llu .. #%llu), %llu events (%llu skipped, %llu via reservoir); GPU time "
         "compute %s, communication %s, memory %s\n",
