@@ -148,8 +148,7 @@ void inspect_summaries(const inspect_options& o) {
   }
   std::printf("%s: %llu bytes, %llu windows of %zu rank(s), %zu kernel keys (precision %u bits, key frame every %u)\n",
               o.paths.front().c_str(), static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(windows),
-              ranks.size(), d.names.size(),
-              d.options.precision_bits, d.options.key_frame_interval);
+              ranks.size(), d.names.size(), d.options.precision_bits, d.options.key_frame_interval);
   if (!d.damaged.empty() || d.windows_without_reference) {
     std::printf("damaged blocks: %zu; delta windows skipped for a lost reference: %llu\n", d.damaged.size(),
                 static_cast<unsigned long long>(d.windows_without_reference));

@@ -604,8 +604,8 @@ class summary_decoder {
   detail::quantizer q_{7};
   std::uint64_t max_code_ = 0;
   std::map<std::int32_t, detail::window_codes> refs_;
-  window_summary window_;              // the window being decoded (buffers reused)
-  std::vector<double> value_cache_;    // value(code), -1 where not computed yet
+  window_summary window_;            // the window being decoded (buffers reused)
+  std::vector<double> value_cache_;  // value(code), -1 where not computed yet
   decoded_summaries out_;
 };
 
