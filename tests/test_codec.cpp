@@ -297,3 +297,51 @@ TEST_CASE("fed in pieces, the decoder gives what it gives on the whole stream, d
   empty.feed("FSU", drop);
   CHECK_THROWS_AS(empty.finish(drop), parse_error);
 }
+
+TEST_CASE("a sink that only reads the windows sees what decode_summaries keeps, buffers reused or not") {
+  // The decoder hands the same window object over again when the sink leaves it in place; key
+  // lists and cluster counts that grow and shrink from window to window must not leak through.
+  name_table names;
+  auto windows = make_windows(names, 4, 24, 7);
+  std::mt19937_64 rng(23);
+  for (auto& w : windows)  // drop keys at random: key lists of different lengths, absolute keys
+    for (std::size_t k = w.kernels.size(); k-- > 0;)
+      if (rng() % 4 == 0) w.kernels.erase(w.kernels.begin() + static_cast<std::ptrdiff_t>(k));
+  windows[5].kernels.clear();  // an empty window between full ones
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); });
+  std::string bytes = enc.header();
+  for (const auto& w : windows) enc.encode(w, bytes);
+  const auto whole = decode_summaries(bytes);
+  REQUIRE(whole.windows.size() == windows.size());
+  std::vector<window_summary> seen;
+  const auto rest =
+      decode_summaries_to(bytes, [&](window_summary&& w, const decoded_summaries&) { seen.push_back(w); });
+  CHECK(rest.windows.empty());
+  REQUIRE(seen.size() == whole.windows.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const auto &a = seen[i], &b = whole.windows[i];
+    INFO("window " << i);
+    CHECK(a.rank == b.rank);
+    CHECK(a.window_id == b.window_id);
+    CHECK(a.start_ns == b.start_ns);
+    CHECK(a.end_ns == b.end_ns);
+    CHECK(a.subsampled == b.subsampled);
+    CHECK(a.skipped.total() == b.skipped.total());
+    REQUIRE(a.kernels.size() == b.kernels.size());
+    CHECK(a.kernels.size() == windows[i].kernels.size());
+    for (std::size_t k = 0; k < a.kernels.size(); ++k) {
+      const auto &x = a.kernels[k], &y = b.kernels[k];
+      CHECK(x.key == y.key);
+      CHECK(x.count == y.count);
+      CHECK(x.total_ns == y.total_ns);
+      CHECK(x.sampled == y.sampled);
+      REQUIRE(x.clusters.size() == y.clusters.size());
+      for (std::size_t c = 0; c < x.clusters.size(); ++c) {
+        const auto &p = x.clusters[c], &q = y.clusters[c];
+        CHECK(p.count == q.count);
+        CHECK((p.sum == q.sum && p.min == q.min && p.max == q.max && p.mean == q.mean && p.variance == q.variance &&
+               p.p50 == q.p50 && p.p90 == q.p90 && p.p99 == q.p99));
+      }
+    }
+  }
+}
