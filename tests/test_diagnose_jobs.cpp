@@ -108,7 +108,9 @@ void run_scenarios(const job_case& jc) {
       continue;  // a scenario this layout cannot host (tp-link without tp, ...)
     }
     auto tj = failslow_test::simulate_traces(cfg, s, so);
-    const auto model = diagnose::build_job_model(tj.set);
+    diagnose::model_options mo;
+    mo.keep_windows = true;  // L3 as well: no false alarm from kernels, links or stages either
+    const auto model = diagnose::build_job_model(tj.set, mo);
     const auto rep = diagnose::diagnose(model, tj.job.topo);
     check_verdict(s, tj.job.truth, rep,
                   std::string(jc.layout) + " seed " + std::to_string(jc.seed) + " skew " +

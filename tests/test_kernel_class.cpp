@@ -146,3 +146,14 @@ TEST_CASE("real kernel names from PyTorch profiler traces") {
   CHECK(nccl_names.count("ncclKernel_AllReduce_RING_LL_Sum_float") == 1);
   CHECK(nccl_names.count("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t") == 1);
 }
+
+TEST_CASE("point-to-point NCCL kernels are told from group collectives") {
+  for (const char* p2p : {"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+                          "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", "ncclDevKernel_Send(args)",
+                          "ncclDevKernel_Recv(args)"})
+    CHECK(is_point_to_point(p2p));
+  for (const char* coll : {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                           "ncclDevKernel_ReduceScatter_Sum_f32_RING_SIMPLE", "ncclKernel_AllGather_RING_LL_Sum_int8_t",
+                           "ncclDevKernel_Broadcast_RING_LL", "sm90_xmma_gemm_bf16bf16_bf16f32"})
+    CHECK_FALSE(is_point_to_point(coll));
+}

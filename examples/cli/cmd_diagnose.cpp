@@ -1,7 +1,8 @@
 // failslow diagnose [--topology tp=2,pp=4,dp=8[,cp=..,ep=..]] [--order tp-cp-ep-dp-pp]
 //   [--format text|json] [--out FILE] [--threads N] TRACE...|DIR|FILE.fsum...
 // Loads a job (diagnose/load_job.hpp: traces or .fsum summaries), diagnoses it
-// (diagnose/diagnose.hpp: L1 slow windows, L2 stragglers) and writes the report as text for a
+// (diagnose/diagnose.hpp: L1 slow windows, L2 stragglers, L3 degraded kernels, links and
+// stages) and writes the report as text for a
 // person (io/report_text.hpp) or JSON of schema failslow.report/1 (io/report_json.hpp). The
 // layout comes from --topology, else from the traces' pg_config, else pure data parallelism,
 // and the report says which. Exit 0 with or without findings; 2 on errors.
@@ -49,6 +50,7 @@ void run(const diagnose_cli_options& o) {
   failslow::diagnose::load_options lo;
   lo.threads = o.threads;
   lo.order = o.order;
+  lo.model.keep_windows = true;  // per-step kernel summaries: L3 (kernels, links, stages)
   if (!o.topology.empty()) lo.sizes = failslow::parse_parallel_sizes(o.topology);
   if (isatty(STDERR_FILENO)) lo.progress = draw_progress;
   const auto job = failslow::diagnose::load_job(o.paths, lo);

@@ -40,8 +40,9 @@ inline traced_job simulate_traces(const failslow::sim::job_config& cfg, failslow
 
 /// The same job's window summaries straight from the simulator's scale mode, into a model.
 inline std::pair<failslow::diagnose::job_model, failslow::sim::truth> simulate_summaries_model(
-    const failslow::sim::job_config& cfg, failslow::sim::scenario s, const failslow::sim::scenario_options& so = {}) {
-  failslow::diagnose::job_model_builder b;
+    const failslow::sim::job_config& cfg, failslow::sim::scenario s, const failslow::sim::scenario_options& so = {},
+    const failslow::diagnose::model_options& mo = {}) {
+  failslow::diagnose::job_model_builder b(mo);
   auto run = failslow::sim::simulate_summaries(
       cfg, s, so,
       [&](failslow::compress::window_summary&& w) {

@@ -49,6 +49,23 @@ constexpr std::string_view to_string(kernel_class c) noexcept {
   return "compute";
 }
 
+/// Whether a communication kernel is a point-to-point transfer (NCCL/RCCL send and receive
+/// between two ranks, e.g. neighbouring pipeline stages) rather than a collective of a process
+/// group: its duration includes waiting for the other side's schedule, so it is not compared
+/// like a group's collective. ncclDevKernel_SendRecv, ncclKernel_SendRecv_*, *_Send, *_Recv.
+inline bool is_point_to_point(std::string_view name) noexcept {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto contains = [&](std::string_view needle) {
+    for (std::size_t i = 0; i + needle.size() <= name.size(); ++i) {
+      std::size_t j = 0;
+      while (j < needle.size() && lower(name[i + j]) == needle[j]) ++j;
+      if (j == needle.size()) return true;
+    }
+    return false;
+  };
+  return contains("sendrecv") || contains("_send") || contains("_recv");
+}
+
 /// Parses "compute", "communication" or "memory"; throws invalid_argument otherwise.
 inline kernel_class parse_kernel_class(std::string_view s) {
   if (s == "compute") return kernel_class::compute;

@@ -1,10 +1,12 @@
-// failslow/diagnose/diagnose.hpp -- the progressive diagnosis: L1 slow windows, then L2
-// stragglers, composed into a failslow.report/1 report.
+// failslow/diagnose/diagnose.hpp -- the progressive diagnosis: L1 slow windows, L2 stragglers
+// and L3 degraded kernels, links and stages, composed into a failslow.report/1 report.
 //
 // Synopsis
 //   report diagnose(model, topo, options)
-//   Runs find_slow_windows (l1_windows.hpp) and find_stragglers (l2_stragglers.hpp) on the model
-//   (job_model.hpp) and turns what they found into findings (core/report.hpp), sorted by
+//   Runs find_slow_windows (l1_windows.hpp), find_stragglers (l2_stragglers.hpp) and, when the
+//   model kept per-step kernel summaries (model_options::keep_windows), find_degraded
+//   (l3_degraded.hpp) on the model (job_model.hpp) and turns what they found into findings
+//   (core/report.hpp), sorted by
 //   severity; every threshold is in diagnose_options (l1, l2), with its default documented
 //   there. options.topology_source says where the layout came from (the report repeats it).
 //   Findings and their score:
@@ -18,14 +20,29 @@
 //                      baseline_ns, ratio, z, p_value, q_value, peers, elevated_steps,
 //                      communication_ratio, waiting_ranks, group_cv, group_cv_before,
 //                      job_slowdown, compared_within, also_slow
+//     L3 degraded_kernel  ranks [r], group, kernel (the costliest), phase (its class); score =
+//                      the median robust z of its W1 over the claimed steps; evidence:
+//                      observed_ns, baseline_ns (mean per launch: rank, peers), ratio, w1_ns,
+//                      peer_w1_ns (the group's own spread), w1_to_peers_ns, launches_per_step,
+//                      lost_ns_per_step, z, p_value, q_value, elevated_steps, peers,
+//                      job_slowdown, compared_within, also_degraded
+//     L3 degraded_link group ("dp:3", "tp:5"), kernel (the collective), phase communication;
+//                      score = median robust z; evidence: transfer_ns, baseline_transfer_ns,
+//                      ratio, wait_ns, z, p_value, q_value, elevated_steps, group_ranks,
+//                      job_slowdown, compared_within, also_slow
+//     L3 slow_stage    group ("stage:2"), kernel (the one that lost most time); score = z;
+//                      evidence: observed_ns, baseline_ns, ratio, z, p_value, q_value,
+//                      elevated_steps, stage_ranks, job_slowdown, kernels
 //   Notes collect what the levels could not do (too few steps, ranks without peers, missing
 //   ranks) so that a report without findings says why.
 // Complexity: that of the levels.
 // Errors: the levels' invalid_argument (options, a topology of another world size).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +52,7 @@
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
+#include "failslow/diagnose/l3_degraded.hpp"
 #include "failslow/io/detail/text_format.hpp"
 
 namespace failslow::diagnose {
@@ -42,6 +60,7 @@ namespace failslow::diagnose {
 struct diagnose_options {
   l1_options l1;
   l2_options l2;
+  l3_options l3;
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
@@ -185,6 +204,144 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   return f;
 }
 
+// "k1 1.49x, k2 1.48x, k3 1.50x and 17 more (1.48x-1.50x)": the first `shown` by name.
+inline std::string kernel_list(const job_model& m, const std::vector<std::pair<std::size_t, double>>& also,
+                               std::size_t shown = 3) {
+  std::string s;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::size_t i = 0; i < also.size(); ++i) {
+    const auto& [key, ratio] = also[i];
+    if (i >= shown) {
+      lo = std::min(lo, ratio);
+      hi = std::max(hi, ratio);
+      continue;
+    }
+    if (!s.empty()) s += ", ";
+    s += io::detail::format_kernel_name(m.kernel_names[key]) + " " + format_ratio(ratio);
+  }
+  if (also.size() > shown)
+    s += " and " + std::to_string(also.size() - shown) + " more (" + format_ratio(lo) + "-" + format_ratio(hi) + ")";
+  return s;
+}
+
+// Every kernel's full name with its ratio, for the evidence.
+inline std::string kernel_list_full(const job_model& m, const std::vector<std::pair<std::size_t, double>>& also) {
+  return kernel_list(m, also, also.size());
+}
+
+inline std::string until(const job_model& m, std::size_t last) {
+  return last + 1 < m.step_count() ? " to " + std::to_string(m.steps[last]) : "";
+}
+
+inline finding l3_kernel_finding(const job_model& m, const topology& topo, const degraded_kernel& d) {
+  finding f;
+  f.level = "L3";
+  f.kind = "degraded_kernel";
+  f.ranks = {d.rank};
+  f.group = d.group;
+  f.kernel = m.kernel_names[d.key];
+  f.phase = std::string(to_string(m.kernel_classes[d.key]));
+  f.first_step = m.steps[d.first];
+  f.last_step = m.steps[d.last];
+  f.score = d.z;
+  f.evidence.add("observed_ns", d.observed_ns)
+      .add("baseline_ns", d.baseline_ns)
+      .add("ratio", d.ratio)
+      .add("w1_ns", d.w1_ns)
+      .add("peer_w1_ns", d.peer_w1_ns)
+      .add("w1_to_peers_ns", d.w1_row)
+      .add("launches_per_step", d.launches_per_step)
+      .add("lost_ns_per_step", d.lost_ns_per_step)
+      .add("z", d.z)
+      .add("p_value", d.p_value)
+      .add("q_value", d.q_value)
+      .add("elevated_steps", static_cast<double>(d.elevated_steps))
+      .add("peers", std::vector<double>(d.peers.begin(), d.peers.end()))
+      .add("job_slowdown", d.job_slowdown)
+      .add("compared_within", d.compared_within);
+  const std::string also = kernel_list(m, d.also);
+  if (!also.empty()) f.evidence.add("also_degraded", kernel_list_full(m, d.also));
+  const std::string where = placement(topo, d.rank);
+  const bool own = d.compared_within == "own history";
+  f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") + ": " +
+              io::detail::format_kernel_name(f.kernel) + " runs " +
+              format_ratio(d.ratio) + (own ? " its own earlier launches" : " its " + std::to_string(d.peers.size()) +
+                                                                         (d.peers.size() == 1 ? " peer" : " peers")) +
+              " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) +
+              " vs " + format_duration(d.baseline_ns) + " per launch, " + format_duration(d.lost_ns_per_step) +
+              " lost per step";
+  if (!own && d.peer_w1_ns >= 0)
+    f.summary += "; W1 " + format_duration(d.w1_ns) + " to its group's distribution, peers " +
+                 format_duration(d.peer_w1_ns);
+  f.summary += ")";
+  if (!also.empty()) f.summary += "; also " + also;
+  return f;
+}
+
+inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
+  finding f;
+  f.level = "L3";
+  f.kind = "degraded_link";
+  f.group = d.group;
+  f.kernel = m.kernel_names[d.key];
+  f.phase = "communication";
+  f.first_step = m.steps[d.first];
+  f.last_step = m.steps[d.last];
+  f.score = d.z;
+  f.evidence.add("transfer_ns", d.transfer_ns)
+      .add("baseline_transfer_ns", d.baseline_transfer_ns)
+      .add("ratio", d.ratio)
+      .add("wait_ns", d.wait_ns)
+      .add("z", d.z)
+      .add("p_value", d.p_value)
+      .add("q_value", d.q_value)
+      .add("elevated_steps", static_cast<double>(d.elevated_steps))
+      .add("group_ranks", std::vector<double>(d.ranks.begin(), d.ranks.end()))
+      .add("job_slowdown", d.job_slowdown)
+      .add("compared_within", d.compared_within);
+  const std::string also = kernel_list(m, d.also);
+  if (!also.empty()) f.evidence.add("also_slow", kernel_list_full(m, d.also));
+  const bool own = d.compared_within == "own history";
+  f.summary = "link " + d.group + " (" + std::to_string(d.ranks.size()) + " ranks) transfers " +
+              io::detail::format_kernel_name(f.kernel) + " " +
+              format_ratio(d.ratio) + (own ? " its own earlier pace" : " the same-stage " + std::string(to_string(d.dim)) + " groups'") +
+              " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.transfer_ns) +
+              " vs " + format_duration(d.baseline_transfer_ns) + " per launch for its fastest rank; the others wait " +
+              format_duration(std::max(0.0, d.wait_ns)) + " more)";
+  if (!also.empty()) f.summary += "; also " + also;
+  return f;
+}
+
+inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
+  finding f;
+  f.level = "L3";
+  f.kind = "slow_stage";
+  f.group = "stage:" + std::to_string(d.stage);
+  f.phase = "compute";
+  if (!d.kernels.empty()) f.kernel = m.kernel_names[d.kernels.front().first];
+  f.first_step = m.steps[d.first];
+  f.last_step = m.steps[d.last];
+  f.score = d.z;
+  f.evidence.add("observed_ns", d.observed_ns)
+      .add("baseline_ns", d.baseline_ns)
+      .add("ratio", d.ratio)
+      .add("z", d.z)
+      .add("p_value", d.p_value)
+      .add("q_value", d.q_value)
+      .add("elevated_steps", static_cast<double>(d.elevated_steps))
+      .add("stage_ranks", std::vector<double>(d.ranks.begin(), d.ranks.end()))
+      .add("job_slowdown", d.job_slowdown);
+  f.summary = "pipeline stage " + std::to_string(d.stage) + " (" + std::to_string(d.ranks.size()) +
+              " ranks) computes " + format_ratio(d.ratio) + " its own earlier pace, relative to the other stages, from step " +
+              std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " +
+              format_duration(d.baseline_ns) + " per step for its fastest rank)";
+  if (!d.kernels.empty()) {
+    f.summary += "; slowest kernels " + kernel_list(m, d.kernels);
+    f.evidence.add("kernels", kernel_list_full(m, d.kernels));
+  }
+  return f;
+}
+
 }  // namespace detail
 
 /// L1 + L2 on a model; the report of failslow.report/1.
@@ -217,6 +374,15 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   const auto l2 = find_stragglers(m, topo, &l1, l2o);
   for (const auto& st : l2.stragglers) rep.findings.push_back(detail::l2_finding(m, topo, st));
   rep.notes.insert(rep.notes.end(), l2.notes.begin(), l2.notes.end());
+  if (!m.windows.empty()) {
+    auto l3o = o.l3;
+    l3o.kernels.layout_assumed = l3o.kernels.layout_assumed || o.layout_assumed;
+    const auto l3 = find_degraded(m, topo, &l1, l3o);
+    for (const auto& d : l3.kernels) rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
+    for (const auto& d : l3.links) rep.findings.push_back(detail::l3_link_finding(m, d));
+    for (const auto& d : l3.stages) rep.findings.push_back(detail::l3_stage_finding(m, d));
+    rep.notes.insert(rep.notes.end(), l3.notes.begin(), l3.notes.end());
+  }
   sort_by_severity(rep.findings);
   return rep;
 }

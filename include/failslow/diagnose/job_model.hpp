@@ -23,7 +23,8 @@
 //   windows: the per-step kernel summaries (compress/window_summary.hpp: per kernel key the
 //   exact count and total and the duration clusters) when the builder was asked to keep them
 //   (model_options::keep_windows; from traces they are compressed per step with
-//   compress/trace_windows.hpp), for the kernel-level diagnosis; window id = step number.
+//   compress/trace_windows.hpp), for the kernel-level diagnosis; window id = step number; their
+//   keys index kernel_names / kernel_classes (one key space for all sources).
 //
 //   job_model_builder assembles a model from any source, one piece at a time:
 //     add_trace(rank, trace, names)    a recorded trace: steps (trace/steps.hpp), breakdown
@@ -65,6 +66,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/name_table.hpp"
+#include "failslow/core/routing.hpp"
 #include "failslow/trace/step_breakdown.hpp"
 #include "failslow/trace/steps.hpp"
 #include "failslow/trace/trace_set.hpp"
@@ -87,6 +89,10 @@ struct phase_info {
   phase_role role = phase_role::work;
   kernel_class cls = kernel_class::compute;  ///< what the phase is made of (routing uses it)
   bool annotated = false;                    ///< a user annotation, not a kernel class
+  /// How the routing rules look the phase up: by phase (annotation) name, or, for the
+  /// per-kernel models of L3, by kernel name.
+  routing_subject subject = routing_subject::phase;
+  bool compared = true;  ///< L2 compares it across ranks (L3's models carry some only as context)
 };
 
 /// Indices of the phases every model has.
@@ -102,7 +108,11 @@ struct job_model {
   std::vector<bool> has_rank;
   std::vector<std::string> notes;
   std::vector<compress::window_summary> windows;  ///< kept only with model_options::keep_windows
-  std::string source;                             ///< "traces", "summaries", "windows"
+  /// The kernel keys of `windows`: one id space for the whole model (traces and .fsum files
+  /// each number their names; the builder re-keys every kept window by name).
+  std::vector<std::string> kernel_names;
+  std::vector<kernel_class> kernel_classes;  ///< per kernel key, by the model's classifier
+  std::string source;                        ///< "traces", "summaries", "windows"
 
   std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
   std::size_t step_count() const noexcept { return steps.size(); }
@@ -150,8 +160,9 @@ class job_model_builder {
                        std::to_string(opt_.breakdown.max_phases) + " were not kept");
     add_steps(rank, b);
     if (opt_.keep_windows)
-      compress::summarize_trace(trace, steps, rank, opt_.trace_windows,
-                                [&](compress::window_summary&& w) { windows_.push_back(std::move(w)); });
+      compress::summarize_trace(trace, steps, rank, opt_.trace_windows, [&](compress::window_summary&& w) {
+        keep_window(std::move(w), [&](name_id key) { return names.name(key); });
+      });
     source_traces_ = true;
   }
 
@@ -204,7 +215,7 @@ class job_model_builder {
     rs.last_step = id;
     rs.last_end = w.end_ns;
     skipped_events_ += w.skipped.total();
-    if (opt_.keep_windows) windows_.push_back(std::move(w));
+    if (opt_.keep_windows) keep_window(std::move(w), name_of);
     source_windows_ = true;
   }
 
@@ -291,6 +302,8 @@ class job_model_builder {
                        " kernel events were skipped by the compressor (see the summaries)");
     m.notes = std::move(notes_);
     m.windows = std::move(windows_);
+    m.kernel_names = std::move(kernel_names_);
+    m.kernel_classes = std::move(kernel_classes_);
     m.source = source_traces_ && source_windows_ ? "traces and summaries" : source_traces_ ? "traces" : "summaries";
     *this = job_model_builder(opt_);
     return m;
@@ -308,6 +321,25 @@ class job_model_builder {
   rank_data& rank_state(int rank) {
     if (rank < 0) throw invalid_argument("job model: rank " + std::to_string(rank) + " < 0");
     return ranks_[rank];
+  }
+
+  // Keeps a window with its keys renumbered into the model's one key space (by name).
+  template <class NameOf>
+  void keep_window(compress::window_summary&& w, NameOf&& name_of) {
+    for (auto& k : w.kernels) {
+      const std::string_view name = name_of(k.key);
+      auto it = model_key_.find(name);
+      if (it == model_key_.end()) {
+        const auto id = static_cast<name_id>(kernel_names_.size());
+        kernel_names_.emplace_back(name);
+        kernel_classes_.push_back(opt_.breakdown.classifier.classify(name));
+        it = model_key_.emplace(kernel_names_.back(), id).first;
+      }
+      k.key = it->second;
+    }
+    std::sort(w.kernels.begin(), w.kernels.end(),
+              [](const compress::kernel_summary& a, const compress::kernel_summary& b) { return a.key < b.key; });
+    windows_.push_back(std::move(w));
   }
 
   std::size_t phase_slot(std::string_view name, bool annotated = false) {
@@ -332,6 +364,9 @@ class job_model_builder {
   std::map<int, rank_data> ranks_;
   std::vector<std::int8_t> key_class_;
   std::vector<compress::window_summary> windows_;
+  std::vector<std::string> kernel_names_;
+  std::vector<kernel_class> kernel_classes_;
+  std::map<std::string, name_id, std::less<>> model_key_;
   std::vector<std::string> notes_;
   std::uint64_t skipped_events_ = 0;
   bool source_traces_ = false, source_windows_ = false;

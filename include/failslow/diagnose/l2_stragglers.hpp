@@ -174,6 +174,42 @@ struct comparison {
   std::vector<double> cv;  // per step
 };
 
+// The groups of comparable ranks with data under `scope`: a group with fewer than min_group
+// ranks with data is widened along tp (tensor shards do equal work). Every present rank is in
+// exactly one group; rank = the group's first present rank.
+struct rank_group {
+  std::vector<int> members;  // with data, ascending
+  dim_set scope;             // after widening
+  int rank = -1;
+};
+inline std::vector<rank_group> comparable_groups(const job_model& m, const topology& topo, dim_set scope,
+                                                 std::size_t min_group) {
+  std::vector<rank_group> out;
+  std::vector<bool> done(m.rank_count(), false);
+  auto with_data = [&](const std::vector<int>& g) {
+    std::vector<int> v;
+    for (int x : g)
+      if (m.has_rank[static_cast<std::size_t>(x)]) v.push_back(x);
+    return v;
+  };
+  for (int r : m.present_ranks()) {
+    if (done[static_cast<std::size_t>(r)]) continue;
+    rank_group g;
+    g.scope = scope;
+    g.rank = r;
+    auto group = topo.group(r, g.scope);
+    g.members = with_data(group);
+    if (g.members.size() < min_group && topo.size(parallel_dim::tp) > 1 && !g.scope.contains(parallel_dim::tp)) {
+      g.scope = g.scope | dim_set{parallel_dim::tp};
+      group = topo.group(r, g.scope);
+      g.members = with_data(group);
+    }
+    for (int x : group) done[static_cast<std::size_t>(x)] = true;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 // A rank with too few comparable peers against its own history: the series of its phase time
 // over the median of the other ranks' (for idle: 1 + its idle share of the others' median
 // iteration), whose job-wide changes cancel, through L1's series analysis (l1_windows.hpp: log
@@ -266,27 +302,13 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   std::vector<std::pair<std::size_t, std::vector<int>>> lonely;  // (phase, ranks) without enough peers
   for (std::size_t p = 0; p < P; ++p) {
     const auto& ph = m.phases[p];
-    if (ph.role == phase_role::wait) continue;
-    auto scope = o.routing.scope(routing_subject::phase, ph.name, ph.cls);
+    if (ph.role == phase_role::wait || !ph.compared) continue;
+    auto scope = o.routing.scope(ph.subject, ph.name, ph.cls);
     if (!scope) continue;
-    std::vector<bool> done(m.rank_count(), false);
-    for (int r : present) {
-      if (done[static_cast<std::size_t>(r)]) continue;
-      dim_set sc = *scope;
-      auto group = topo.group(r, sc);
-      auto with_data = [&](const std::vector<int>& g) {
-        std::vector<int> v;
-        for (int x : g)
-          if (m.has_rank[static_cast<std::size_t>(x)]) v.push_back(x);
-        return v;
-      };
-      auto members = with_data(group);
-      if (members.size() < o.min_group && topo.size(parallel_dim::tp) > 1 && !sc.contains(parallel_dim::tp)) {
-        sc = sc | dim_set{parallel_dim::tp};
-        group = topo.group(r, sc);
-        members = with_data(group);
-      }
-      for (int x : group) done[static_cast<std::size_t>(x)] = true;
+    for (auto& g : detail::comparable_groups(m, topo, *scope, o.min_group)) {
+      auto& members = g.members;
+      const dim_set sc = g.scope;
+      const int r = g.rank;
       if (members.size() < o.min_group) {
         ++too_small[ph.name];
         if (!members.empty()) lonely.emplace_back(p, members);

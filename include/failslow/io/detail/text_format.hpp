@@ -1,10 +1,12 @@
-// failslow/io/detail/text_format.hpp -- numbers as people read them in reports: durations with
-// their unit ("45.7 ms"), ratios ("1.49x").
+// failslow/io/detail/text_format.hpp -- numbers and names as people read them in reports:
+// durations with their unit ("45.7 ms"), ratios ("1.49x"), kernel names without their
+// parameter lists ("flash::flash_bwd_kernel<Flash_bwd_kernel_traits<128, 64, ...").
 #pragma once
 
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace failslow::io::detail {
 
@@ -28,6 +30,25 @@ inline std::string format_ratio(double r) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", r);
   return buf;
+}
+
+/// A kernel's demangled name for a sentence: no leading "void ", no parameter list, at most
+/// `max` characters ("..." marks a cut). Reports keep the full name in their fields.
+inline std::string format_kernel_name(std::string_view name, std::size_t max = 90) {
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  if (!name.empty() && name.back() == ')') {  // the parameter list: its matching '('
+    int depth = 0;
+    for (std::size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        if (i > 0) name = name.substr(0, i);
+        break;
+      }
+    }
+  }
+  std::string out(name);
+  if (out.size() > max && max > 3) out = out.substr(0, max - 3) + "...";
+  return out;
 }
 
 }  // namespace failslow::io::detail

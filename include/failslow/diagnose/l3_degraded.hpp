@@ -1,0 +1,553 @@
+// failslow/diagnose/l3_degraded.hpp -- L3: what got slow -- the kernel on a rank, the link of
+// a group, the pipeline stage.
+//
+// Synopsis
+//   l3_result find_degraded(model, topo, l1, options)
+//   Reads the per-step kernel summaries the model kept (job_model::windows, model_options::
+//   keep_windows) and asks three questions, each by building a derived model and running L2's
+//   test on it (l2_stragglers.hpp: pooled robust z within comparable members, persistence, a
+//   binomial test against the peers' rate, own history where there are no peers, and
+//   Benjamini-Hochberg at options.*.fdr_q over every test of the question):
+//   Degraded kernel -- one phase per compute or memory kernel key; rank i's value at step t is
+//   the W1 distance of its duration distribution to its group's:
+//       Q_it = quantile vector of the key's reconstructed summary on rank i, step t
+//              (stats/quantile_grid.hpp, K = options.quantiles, truncated clusters)
+//       M_t  = the element-wise median of Q_it over the comparable ranks i (routing rules:
+//              same pipeline stage and tp index, MoE keys within the EP group, ...)
+//       W_it = mean_k |Q_it(u_k) - M_t(u_k)|                    (W1 to the group's distribution)
+//       x_it = mean(M_t) + sign(mean(Q_it) - mean(M_t)) W_it
+//   so x - median x is the signed W1 and L2's robust scale is the group's own spread of
+//   distances: a kernel is degraded on a rank when its distance is large relative to that
+//   spread, over min_steps steps. A rank without comparable ranks keeps x = mean(Q_it) and is
+//   judged against its own history. Per rank, the kernels found are ranked by the time they
+//   cost per step (excess per launch x launches); evidence: the W1 over the claimed steps of the
+//   rank's distribution (its quantile vectors averaged over the steps, the 1-D Wasserstein
+//   barycenter) to the peers' median distribution, the peers' own W1 to it (the group's
+//   spread), the row of the group W1 matrix, per-launch means, launches per step.
+//   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
+//   collective key; the group's value at step t is its transfer time
+//       T_gt = min over the group's ranks of the key's mean duration per launch
+//   (the rank that arrived last waited least: the fastest participant's duration is the
+//   transfer; the others' excess over it is wait), compared with the groups along the same
+//   dimension in the same pipeline stage (fewer than 3: its own history relative to the other
+//   groups). Groups of one dimension overlap groups of another in one rank only, so a slow
+//   link raises T in its own dimension and no other.
+//   Slow stage -- one member per pipeline stage, its value the minimum over the stage's ranks
+//   of their compute time per step (one slow rank is L2's; a slow stage slows even its
+//   fastest rank); stages run different work and are only judged against their own history
+//   relative to the other stages.
+// Complexity: O(ranks x keys x steps x K) for the kernel distances (quantile vectors cost
+//   1-15 us each at K = 64), then L2's on the derived models.
+// Accuracy: that of L2's test on each derived model; the W1 of reconstructed summaries is within
+//   0.1 % of the mean of the exact W1 between the reconstructions (stats/quantile_grid.hpp).
+// Errors: a topology whose world size differs from the model's throws invalid_argument; options
+//   out of range throw invalid_argument.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "failslow/compress/window_summary.hpp"
+#include "failslow/core/error.hpp"
+#include "failslow/core/routing.hpp"
+#include "failslow/core/topology.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l1_windows.hpp"
+#include "failslow/diagnose/l2_stragglers.hpp"
+#include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/quantile_grid.hpp"
+#include "failslow/stats/wasserstein.hpp"
+
+namespace failslow::diagnose {
+
+/// L2's options for the link test: transfer times are noisier than compute, so an elevated
+/// step needs 5 % over the same-stage groups' median (a 1.1x link clears it). A group without
+/// 3 same-stage groups to compare with is not judged against its own history: without the
+/// process groups (summaries do not keep them) a collective of another dimension seen through
+/// this one rises with every wait its ranks inherit (measured: 1.2-1.6x under a straggler,
+/// a false alarm in a third of the simulated faulty jobs).
+inline l2_options default_link_options() {
+  l2_options o;
+  o.min_effect = 0.05;
+  o.own_history = false;
+  return o;
+}
+
+namespace detail {
+// An own-history claim whose raw median over the claim is not min_effect above its median
+// outside it: the reference (the other members) moved, not the member.
+inline bool weak_own_history(const straggler& st, const l2_options& o) {
+  return st.compared_within == "own history" && !(st.ratio >= 1 + o.min_effect);
+}
+}  // namespace detail
+
+struct l3_options {
+  std::size_t quantiles = 64;                 ///< K of the quantile grid distributions are compared on
+  bool truncated = true;                      ///< reconstruct clusters truncated to their [min, max]
+  l2_options kernels;                         ///< the test on per-kernel W1 (its routing picks the groups)
+  l2_options links = default_link_options();  ///< the test on transfer times of groups
+  l2_options stages;                          ///< the test on stages' compute time against their own history
+  bool find_kernels = true, find_links = true, find_stages = true;
+};
+
+/// A kernel key slower on one rank than on its comparable ranks (or than its own history).
+struct degraded_kernel {
+  int rank = -1;
+  std::size_t key = 0;  ///< index into job_model::kernel_names
+  std::string group, compared_within;
+  std::vector<int> peers;
+  std::size_t first = 0, last = 0, elevated_steps = 0;  ///< model step indices
+  double z = 0, p_value = 1, q_value = 1;
+  double w1_ns = 0;            ///< W1(rank's distribution over the claim, the peers' median one)
+  double peer_w1_ns = 0;       ///< median over the peers of their own W1 to it (the group's spread)
+  std::vector<double> w1_row;  ///< W1 of the rank's distribution to each peer's (peers' order)
+  double observed_ns = 0, baseline_ns = 0, ratio = 1;  ///< mean duration per launch: rank, peers
+  double launches_per_step = 0;
+  double lost_ns_per_step = 0;  ///< (observed - baseline) x launches
+  double job_slowdown = 0;
+  std::vector<std::pair<std::size_t, double>> also;  ///< other degraded keys of the rank: (key, ratio)
+};
+
+/// A process group whose collectives transfer slower than those of the same position.
+struct degraded_link {
+  parallel_dim dim = parallel_dim::dp;
+  int index = 0;  ///< the group's index along dim (core/topology.hpp numbering)
+  std::string group;
+  std::size_t key = 0;  ///< the collective (job_model::kernel_names)
+  std::string compared_within;  ///< "same-stage groups" or "own history"
+  std::size_t first = 0, last = 0, elevated_steps = 0;
+  double z = 0, p_value = 1, q_value = 1;
+  double transfer_ns = 0, baseline_transfer_ns = 0, ratio = 1;  ///< per launch
+  double wait_ns = 0;  ///< median over the group's ranks of their mean per launch minus the transfer
+  double job_slowdown = 0;
+  std::vector<int> ranks;
+  std::vector<std::pair<std::size_t, double>> also;  ///< other slow collectives of the group
+};
+
+/// A pipeline stage slower than its own history, relative to the other stages.
+struct slow_stage {
+  int stage = 0;
+  std::size_t first = 0, last = 0, elevated_steps = 0;
+  double z = 0, p_value = 1, q_value = 1;
+  double observed_ns = 0, baseline_ns = 0, ratio = 1;  ///< the stage's fastest-rank compute per step
+  double job_slowdown = 0;
+  std::vector<int> ranks;
+  /// The stage's kernels that slowed most, by time lost per step: (key, ratio of the stage's
+  /// median duration per launch over the claim to before it); the first is reported.
+  std::vector<std::pair<std::size_t, double>> kernels;
+};
+
+struct l3_result {
+  std::vector<degraded_kernel> kernels;
+  std::vector<degraded_link> links;
+  std::vector<slow_stage> stages;
+  std::vector<std::string> notes;
+  std::size_t kernel_keys = 0;  ///< kernel keys compared
+  std::size_t tests = 0;        ///< tests over all three questions
+};
+
+namespace detail {
+
+constexpr double l3_nan = std::numeric_limits<double>::quiet_NaN();
+
+// A derived model: `members` rows, the model's steps, the four class phases (not compared, NaN
+// but where given) and one compared phase per name.
+inline job_model derived_model(const job_model& m, std::size_t members, const std::vector<phase_info>& extra) {
+  job_model d;
+  d.world_size = static_cast<int>(members);
+  d.steps = m.steps;
+  d.phases.assign(m.phases.begin(), m.phases.begin() + static_cast<std::ptrdiff_t>(class_phase_count));
+  for (auto& ph : d.phases) ph.compared = false;
+  d.phases.insert(d.phases.end(), extra.begin(), extra.end());
+  d.iteration_ns = xt::xtensor<double, 2>::from_shape({members, m.step_count()});
+  d.iteration_ns.fill(l3_nan);
+  d.phase_ns = xt::xtensor<double, 3>::from_shape({members, d.phases.size(), m.step_count()});
+  d.phase_ns.fill(l3_nan);
+  d.has_rank.assign(members, false);
+  d.source = m.source;
+  return d;
+}
+
+// (rank, step index) -> the kept window, or null.
+struct window_index {
+  std::size_t steps = 0;
+  std::vector<const compress::window_summary*> at;
+  window_index(const job_model& m) : steps(m.step_count()), at(m.rank_count() * m.step_count(), nullptr) {
+    for (const auto& w : m.windows) {
+      if (w.rank < 0 || static_cast<std::size_t>(w.rank) >= m.rank_count()) continue;
+      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id));
+      if (it == m.steps.end() || *it != static_cast<std::int64_t>(w.window_id)) continue;
+      at[static_cast<std::size_t>(w.rank) * steps + static_cast<std::size_t>(it - m.steps.begin())] = &w;
+    }
+  }
+  const compress::kernel_summary* find(int rank, std::size_t step, std::size_t key) const {
+    const auto* w = at[static_cast<std::size_t>(rank) * steps + step];
+    return w ? w->find(static_cast<name_id>(key)) : nullptr;
+  }
+};
+
+inline double per_launch(const compress::kernel_summary& k) {
+  return k.count ? k.total_ns / static_cast<double>(k.count) : l3_nan;
+}
+
+inline double mean_of(const double* q, std::size_t k) {
+  double s = 0;
+  for (std::size_t i = 0; i < k; ++i) s += q[i];
+  return s / static_cast<double>(k);
+}
+
+// Element-wise median of the rows (each of k values) into out.
+inline void median_vector(const std::vector<const double*>& rows, std::size_t k, std::vector<double>& out) {
+  out.assign(k, l3_nan);
+  std::vector<double> col(rows.size());
+  for (std::size_t u = 0; u < k; ++u) {
+    for (std::size_t i = 0; i < rows.size(); ++i) col[i] = rows[i][u];
+    out[u] = stats::median(col);
+  }
+}
+
+}  // namespace detail
+
+inline l3_result find_degraded(const job_model& m, const topology& topo, const l1_result* l1,
+                               const l3_options& o = {}) {
+  if (topo.world_size() != m.world_size)
+    throw invalid_argument("find_degraded: topology of " + std::to_string(topo.world_size()) + " ranks for a job of " +
+                           std::to_string(m.world_size));
+  if (o.quantiles == 0) throw invalid_argument("find_degraded: quantiles must be >= 1");
+  l3_result out;
+  if (m.windows.empty()) {
+    out.notes.push_back("L3: no per-step kernel summaries were kept (model_options::keep_windows): no kernel, link "
+                        "or stage diagnosis");
+    return out;
+  }
+  const std::size_t R = m.rank_count(), S = m.step_count(), K = o.quantiles;
+  const detail::window_index win(m);
+  const stats::quantile_grid grid(K);
+
+  // ---- degraded kernels ----------------------------------------------------------------------
+  if (o.find_kernels) {
+    std::vector<std::size_t> keys;
+    std::vector<phase_info> extra;
+    for (std::size_t j = 0; j < m.kernel_names.size(); ++j) {
+      const auto cls = m.kernel_classes[j];
+      if (cls == kernel_class::communication) continue;
+      if (!o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[j], cls)) continue;
+      phase_info ph;
+      ph.name = m.kernel_names[j];
+      ph.role = phase_role::work;
+      ph.cls = cls;
+      ph.annotated = true;  // reported in preference to the (uncompared) class phases
+      ph.subject = routing_subject::kernel;
+      keys.push_back(j);
+      extra.push_back(std::move(ph));
+    }
+    out.kernel_keys = keys.size();
+    job_model km = detail::derived_model(m, R, extra);
+    km.has_rank = m.has_rank;
+    km.iteration_ns = m.iteration_ns;
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t p = 0; p < class_phase_count; ++p)
+        for (std::size_t s = 0; s < S; ++s) km.phase_ns(r, p, s) = m.phase_ns(r, p, s);
+    std::vector<double> qbuf, med;
+    std::vector<int> who;
+    std::vector<const double*> rows;
+    for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+      const std::size_t key = keys[jj], p = class_phase_count + jj;
+      const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
+      for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group)) {
+        for (std::size_t s = 0; s < S; ++s) {
+          who.clear();
+          qbuf.resize(g.members.size() * K);
+          for (int r : g.members) {
+            const auto* ks = win.find(r, s, key);
+            if (!ks || ks->clusters.empty()) continue;
+            stats::quantile_vector(ks->distribution(o.truncated), grid, qbuf.data() + who.size() * K);
+            who.push_back(r);
+          }
+          if (who.size() < o.kernels.min_group) {  // no peers: the mean, for its own history
+            for (std::size_t i = 0; i < who.size(); ++i)
+              km.phase_ns(static_cast<std::size_t>(who[i]), p, s) = detail::mean_of(qbuf.data() + i * K, K);
+            continue;
+          }
+          rows.clear();
+          for (std::size_t i = 0; i < who.size(); ++i) rows.push_back(qbuf.data() + i * K);
+          detail::median_vector(rows, K, med);
+          const double ref = detail::mean_of(med.data(), K);
+          for (std::size_t i = 0; i < who.size(); ++i) {
+            const double w = stats::wasserstein1_quantiles(rows[i], med.data(), K);
+            const double shift = detail::mean_of(rows[i], K) - ref;
+            km.phase_ns(static_cast<std::size_t>(who[i]), p, s) = ref + (shift >= 0 ? w : -w);
+          }
+        }
+      }
+    }
+    const auto res = find_stragglers(km, topo, l1, o.kernels);
+    out.tests += res.tests;
+    for (const auto& n : res.notes) out.notes.push_back("L3 kernels: " + n.substr(n.rfind("L2: ", 0) == 0 ? 4 : 0));
+    for (const auto& st : res.stragglers) {
+      if (st.phase < class_phase_count || detail::weak_own_history(st, o.kernels)) continue;
+      // The rank's degraded keys with their time lost per step; the costliest is reported.
+      struct cost {
+        std::size_t key;
+        double observed, baseline, launches, ratio;
+      };
+      std::vector<std::pair<std::size_t, double>> found = {{st.phase, st.ratio}};
+      found.insert(found.end(), st.also_slow.begin(), st.also_slow.end());
+      std::vector<cost> costs;
+      for (const auto& [p, ratio] : found) {
+        if (p < class_phase_count) continue;
+        const std::size_t key = keys[p - class_phase_count];
+        std::vector<double> own, base, launches, col;
+        for (std::size_t s = st.first; s <= st.last; ++s) {
+          const auto* mine = win.find(st.rank, s, key);
+          if (!mine) continue;
+          col.clear();
+          for (int x : st.peers)
+            if (const auto* ks = win.find(x, s, key)) col.push_back(detail::per_launch(*ks));
+          own.push_back(detail::per_launch(*mine));
+          launches.push_back(static_cast<double>(mine->count));
+          if (!col.empty()) base.push_back(stats::median(col));
+        }
+        if (own.empty()) continue;
+        cost c{key, stats::median(own), base.empty() ? detail::l3_nan : stats::median(base), stats::median(launches), ratio};
+        costs.push_back(c);
+      }
+      if (costs.empty()) continue;
+      auto lost = [](const cost& c) { return std::isfinite(c.baseline) ? (c.observed - c.baseline) * c.launches : 0.0; };
+      std::stable_sort(costs.begin(), costs.end(), [&](const cost& a, const cost& b) { return lost(a) > lost(b); });
+      degraded_kernel d;
+      d.rank = st.rank;
+      d.key = costs.front().key;
+      d.group = st.group;
+      d.compared_within = st.compared_within;
+      d.peers = st.peers;
+      d.first = st.first;
+      d.last = st.last;
+      d.elevated_steps = st.elevated_steps;
+      d.z = st.z;
+      d.p_value = st.p_value;
+      d.q_value = st.q_value;
+      d.job_slowdown = st.job_slowdown;
+      d.observed_ns = costs.front().observed;
+      d.baseline_ns = costs.front().baseline;
+      d.ratio = d.baseline_ns > 0 ? d.observed_ns / d.baseline_ns : detail::l3_nan;
+      d.launches_per_step = costs.front().launches;
+      d.lost_ns_per_step = lost(costs.front());
+      for (std::size_t i = 1; i < costs.size(); ++i)
+        d.also.emplace_back(costs[i].key, costs[i].baseline > 0 ? costs[i].observed / costs[i].baseline : detail::l3_nan);
+      // The group W1 matrix row over the claim: each member's quantile vectors averaged over the
+      // claimed steps (their Wasserstein barycenter), against the peers' median distribution.
+      std::vector<int> members = {d.rank};
+      members.insert(members.end(), d.peers.begin(), d.peers.end());
+      std::vector<double> bary(members.size() * K, 0.0), one(K);
+      std::vector<std::size_t> n(members.size(), 0);
+      for (std::size_t i = 0; i < members.size(); ++i)
+        for (std::size_t s = d.first; s <= d.last; ++s)
+          if (const auto* ks = win.find(members[i], s, d.key); ks && !ks->clusters.empty()) {
+            stats::quantile_vector(ks->distribution(o.truncated), grid, one.data());
+            for (std::size_t u = 0; u < K; ++u) bary[i * K + u] += one[u];
+            ++n[i];
+          }
+      rows.clear();
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (!n[i]) continue;
+        for (std::size_t u = 0; u < K; ++u) bary[i * K + u] /= static_cast<double>(n[i]);
+        if (i > 0) rows.push_back(bary.data() + i * K);
+      }
+      if (n[0] && !rows.empty()) {
+        detail::median_vector(rows, K, med);
+        d.w1_ns = stats::wasserstein1_quantiles(bary.data(), med.data(), K);
+        std::vector<double> spread;
+        for (const double* row : rows) spread.push_back(stats::wasserstein1_quantiles(row, med.data(), K));
+        d.peer_w1_ns = stats::median(spread);
+        for (std::size_t i = 1; i < members.size(); ++i)
+          d.w1_row.push_back(n[i] ? stats::wasserstein1_quantiles(bary.data(), bary.data() + i * K, K) : detail::l3_nan);
+      }
+      out.kernels.push_back(std::move(d));
+    }
+  }
+
+  // ---- degraded links ------------------------------------------------------------------------
+  // T of the group of `rank` along `dim` at step s: the minimum over its ranks of the key's mean
+  // duration per launch (NaN unless every rank of the group ran it).
+  auto transfer = [&](parallel_dim dim, int rank, std::size_t key, std::size_t s) {
+    double t = detail::l3_nan;
+    const auto ranks = topo.group(rank, dim);
+    std::size_t seen = 0;
+    for (int r : ranks)
+      if (const auto* ks = win.find(r, s, key); ks && ks->count) {
+        const double v = detail::per_launch(*ks);
+        t = seen++ ? std::min(t, v) : v;
+      }
+    return seen == ranks.size() ? t : detail::l3_nan;
+  };
+  if (o.find_links) {
+    std::vector<std::size_t> keys;
+    std::vector<phase_info> extra;
+    for (std::size_t j = 0; j < m.kernel_names.size(); ++j) {
+      if (m.kernel_classes[j] != kernel_class::communication || is_point_to_point(m.kernel_names[j])) continue;
+      phase_info ph;
+      ph.name = m.kernel_names[j];
+      ph.role = phase_role::work;  // transfer time: the group's own work
+      ph.cls = kernel_class::compute;
+      ph.annotated = true;
+      keys.push_back(j);
+      extra.push_back(std::move(ph));
+    }
+    const int stages = topo.size(parallel_dim::pp);
+    for (parallel_dim d : {parallel_dim::tp, parallel_dim::cp, parallel_dim::ep, parallel_dim::dp}) {
+      if (topo.size(d) <= 1 || keys.empty()) continue;
+      const int groups = topo.group_count(d);
+      // Members of the derived model ordered stage by stage: a derived topology of
+      // dp' = groups per stage x pp' = stages then compares the groups of one stage.
+      std::vector<std::vector<int>> by_stage(static_cast<std::size_t>(stages));
+      for (int g = 0; g < groups; ++g) {
+        const auto ranks = topo.group_members(d, g);
+        by_stage[static_cast<std::size_t>(topo.coordinate(ranks.front(), parallel_dim::pp))].push_back(g);
+      }
+      const std::size_t per_stage = by_stage.front().size();
+      std::vector<int> order;  // derived member -> group index along d
+      for (const auto& v : by_stage) order.insert(order.end(), v.begin(), v.end());
+      if (order.size() != static_cast<std::size_t>(groups) || per_stage * static_cast<std::size_t>(stages) != order.size())
+        continue;  // a layout whose groups straddle stages: nothing comparable
+      if (per_stage < o.links.min_group && !o.links.own_history) {
+        out.notes.push_back("L3 links: " + std::to_string(per_stage) + " " + std::string(to_string(d)) +
+                            " group(s) per pipeline stage, fewer than " + std::to_string(o.links.min_group) +
+                            ": " + std::string(to_string(d)) + " links are not compared");
+        continue;
+      }
+      job_model gm = detail::derived_model(m, order.size(), extra);
+      for (std::size_t gi = 0; gi < order.size(); ++gi) {
+        const int first_rank = topo.group_members(d, order[gi]).front();
+        for (std::size_t jj = 0; jj < keys.size(); ++jj)
+          for (std::size_t s = 0; s < S; ++s) {
+            const double t = transfer(d, first_rank, keys[jj], s);
+            if (std::isfinite(t)) {
+              gm.phase_ns(gi, class_phase_count + jj, s) = t;
+              gm.has_rank[gi] = true;
+            }
+          }
+      }
+      parallel_sizes ps;
+      ps.dp = static_cast<int>(per_stage);
+      ps.pp = stages;
+      const topology gt(ps, "tp-cp-ep-dp-pp");
+      auto lo = o.links;
+      lo.routing = router();  // per-class defaults: groups of one stage
+      const auto res = find_stragglers(gm, gt, l1, lo);
+      out.tests += res.tests;
+      for (const auto& st : res.stragglers) {
+        if (st.phase < class_phase_count || detail::weak_own_history(st, lo)) continue;
+        degraded_link dl;
+        dl.dim = d;
+        dl.index = order[static_cast<std::size_t>(st.rank)];
+        dl.group = std::string(to_string(d)) + ":" + std::to_string(dl.index);
+        dl.key = keys[st.phase - class_phase_count];
+        dl.compared_within = st.compared_within == "own history" ? "own history" : "same-stage groups";
+        dl.first = st.first;
+        dl.last = st.last;
+        dl.elevated_steps = st.elevated_steps;
+        dl.z = st.z;
+        dl.p_value = st.p_value;
+        dl.q_value = st.q_value;
+        dl.transfer_ns = st.observed_ns;
+        dl.baseline_transfer_ns = st.baseline_ns;
+        dl.ratio = st.ratio;
+        dl.job_slowdown = st.job_slowdown;
+        dl.ranks = topo.group_members(d, dl.index);
+        for (const auto& [p, ratio] : st.also_slow)
+          if (p >= class_phase_count) dl.also.emplace_back(keys[p - class_phase_count], ratio);
+        std::vector<double> waits;
+        for (int r : dl.ranks) {
+          std::vector<double> own;
+          for (std::size_t s = dl.first; s <= dl.last; ++s)
+            if (const auto* ks = win.find(r, s, dl.key); ks && ks->count) own.push_back(detail::per_launch(*ks));
+          if (!own.empty()) waits.push_back(stats::median(own) - dl.transfer_ns);
+        }
+        dl.wait_ns = waits.empty() ? detail::l3_nan : stats::median(waits);
+        out.links.push_back(std::move(dl));
+      }
+    }
+  }
+
+  // ---- slow stages ---------------------------------------------------------------------------
+  const int stages = topo.size(parallel_dim::pp);
+  if (o.find_stages && stages > 1) {
+    phase_info ph;
+    ph.name = "stage compute";
+    ph.role = phase_role::work;
+    ph.cls = kernel_class::compute;
+    ph.annotated = true;
+    job_model sm = detail::derived_model(m, static_cast<std::size_t>(stages), {ph});
+    for (int st = 0; st < stages; ++st) {
+      const auto ranks = topo.stage(st);
+      for (std::size_t s = 0; s < S; ++s) {
+        double v = detail::l3_nan;
+        for (int r : ranks) {
+          const double x = m.phase_ns(static_cast<std::size_t>(r), compute_phase, s);
+          if (std::isfinite(x)) v = std::isfinite(v) ? std::min(v, x) : x;
+        }
+        sm.phase_ns(static_cast<std::size_t>(st), class_phase_count, s) = v;
+        if (std::isfinite(v)) sm.has_rank[static_cast<std::size_t>(st)] = true;
+      }
+    }
+    parallel_sizes ps;
+    ps.pp = stages;
+    const topology stt(ps, "tp-cp-ep-dp-pp");
+    auto so = o.stages;
+    so.routing = router();
+    const auto res = find_stragglers(sm, stt, l1, so);  // one stage per group: own history
+    out.tests += res.tests;
+    for (const auto& st : res.stragglers) {
+      if (st.phase < class_phase_count || detail::weak_own_history(st, so)) continue;
+      slow_stage ss;
+      ss.stage = st.rank;
+      ss.first = st.first;
+      ss.last = st.last;
+      ss.elevated_steps = st.elevated_steps;
+      ss.z = st.z;
+      ss.p_value = st.p_value;
+      ss.q_value = st.q_value;
+      ss.observed_ns = st.observed_ns;
+      ss.baseline_ns = st.baseline_ns;
+      ss.ratio = st.ratio;
+      ss.job_slowdown = st.job_slowdown;
+      ss.ranks = topo.stage(st.rank);
+      // Which kernels slowed: per key, the stage's median duration per launch inside the claim
+      // against outside it, weighted by launches into time lost per step.
+      std::vector<std::pair<double, std::pair<std::size_t, double>>> lost;
+      std::vector<double> col, in, outside, launches;
+      for (std::size_t key = 0; key < m.kernel_names.size(); ++key) {
+        if (m.kernel_classes[key] == kernel_class::communication) continue;
+        in.clear();
+        outside.clear();
+        launches.clear();
+        for (std::size_t s = 0; s < S; ++s) {
+          col.clear();
+          for (int r : ss.ranks)
+            if (const auto* ks = win.find(r, s, key); ks && ks->count) {
+              col.push_back(detail::per_launch(*ks));
+              if (s >= ss.first && s <= ss.last) launches.push_back(static_cast<double>(ks->count));
+            }
+          if (col.empty()) continue;
+          (s >= ss.first && s <= ss.last ? in : outside).push_back(stats::median(col));
+        }
+        if (in.empty() || outside.empty()) continue;
+        const double a = stats::median(in), b = stats::median(outside);
+        if (b > 0 && a > b) lost.push_back({(a - b) * stats::median(launches), {key, a / b}});
+      }
+      std::sort(lost.begin(), lost.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (std::size_t i = 0; i < lost.size() && i < 5; ++i) ss.kernels.push_back(lost[i].second);
+      out.stages.push_back(std::move(ss));
+    }
+  }
+  return out;
+}
+
+}  // namespace failslow::diagnose

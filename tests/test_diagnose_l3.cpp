@@ -1,0 +1,158 @@
+// L3 on simulated jobs: the degraded kernel named (memory-bound kernels, not the GEMMs), the
+// degraded link named by its group, the slow stage by its stage; healthy jobs quiet at noise 2
+// over seeds and layouts; the W1 evidence consistent with the per-launch means.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/sim/score.hpp>
+#include <string>
+#include <vector>
+
+#include "support/simulated_job.hpp"
+
+using namespace failslow;
+
+namespace {
+
+struct run {
+  diagnose::job_model model;
+  sim::truth truth;
+  topology topo;
+  report rep;
+};
+
+run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, double noise, double severity = 1.0) {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes(layout);
+  cfg.seed = seed;
+  cfg.steps = 16;
+  cfg.noise = noise;
+  sim::scenario_options so;
+  so.onset = 5 + static_cast<int>(seed % 3);
+  so.severity = severity;
+  auto tj = failslow_test::simulate_traces(cfg, s, so);
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  run r{diagnose::build_job_model(tj.set, mo), tj.job.truth, tj.job.topo, {}};
+  r.rep = diagnose::diagnose(r.model, r.topo);
+  return r;
+}
+
+std::vector<const finding*> of_kind(const report& rep, const std::string& kind) {
+  std::vector<const finding*> out;
+  for (const auto& f : rep.findings)
+    if (f.kind == kind) out.push_back(&f);
+  return out;
+}
+
+std::string describe(const report& rep) {
+  std::string s;
+  for (const auto& f : rep.findings) s += "  " + f.level + " " + f.kind + ": " + f.summary + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("L3 names the memory-bound kernels, not the GEMMs", "[diagnose][l3]") {
+  for (std::uint64_t seed : {1u, 2u}) {
+    const auto r = diagnose_traces("tp=2,pp=2,dp=4", sim::scenario::memory_bound, seed, 1.0);
+    INFO("seed " << seed << "\n" << describe(r.rep));
+    const auto k = of_kind(r.rep, "degraded_kernel");
+    REQUIRE(k.size() == 1);
+    const auto& fault = r.truth.faults.front();
+    CHECK(k[0]->ranks == fault.ranks);
+    CHECK(std::find(fault.kernels.begin(), fault.kernels.end(), k[0]->kernel) != fault.kernels.end());
+    // Every other kernel it lists is one the fault slowed: no GEMM.
+    const auto* also = k[0]->evidence.find("also_degraded");
+    for (const auto& kernel : r.model.kernel_names) {
+      const bool slowed = std::find(fault.kernels.begin(), fault.kernels.end(), kernel) != fault.kernels.end();
+      if (!slowed && also) CHECK(also->text.find(kernel + " ") == std::string::npos);
+    }
+    // W1 evidence: the rank's distance to its group is well outside the group's own spread
+    // and at least the difference of the means (W1 >= |mean_a - mean_b|, up to the
+    // reconstruction's error).
+    const double w1 = k[0]->evidence.number("w1_ns"), spread = k[0]->evidence.number("peer_w1_ns");
+    const double diff = k[0]->evidence.number("observed_ns") - k[0]->evidence.number("baseline_ns");
+    CHECK(w1 > 3 * spread);
+    CHECK(w1 >= 0.9 * diff);
+    CHECK(k[0]->evidence.number("ratio") > 1.2);
+    const auto score = sim::score_case(r.truth, r.rep);
+    CHECK(score.counts.false_positives == 0);
+    CHECK(score.counts.kernel_right == 1);
+  }
+}
+
+TEST_CASE("L3 names a degraded tp or dp link by its group and collective", "[diagnose][l3]") {
+  struct c {
+    const char* layout;
+    sim::scenario s;
+    std::uint64_t seed;
+  } cases[] = {{"tp=2,pp=2,dp=4", sim::scenario::tp_link, 3},
+               {"tp=4,pp=2,dp=4", sim::scenario::dp_link, 4},
+               {"tp=4,pp=1,dp=4", sim::scenario::dp_link, 5}};
+  for (const auto& x : cases) {
+    const auto r = diagnose_traces(x.layout, x.s, x.seed, 1.0);
+    INFO(x.layout << " " << to_string(x.s) << "\n" << describe(r.rep));
+    const auto links = of_kind(r.rep, "degraded_link");
+    REQUIRE(links.size() == 1);
+    const auto& fault = r.truth.faults.front();
+    CHECK(links[0]->group == fault.group);
+    CHECK(std::find(fault.kernels.begin(), fault.kernels.end(), links[0]->kernel) != fault.kernels.end());
+    CHECK(links[0]->evidence.number("transfer_ns") > 1.5 * links[0]->evidence.number("baseline_transfer_ns"));
+    CHECK(std::abs(links[0]->first_step - fault.first_step) <= 1);
+    CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+  }
+}
+
+TEST_CASE("L3 names a slow pipeline stage against its own history", "[diagnose][l3]") {
+  for (const char* layout : {"tp=2,pp=4,dp=2", "tp=1,pp=2,dp=4"}) {
+    const auto r = diagnose_traces(layout, sim::scenario::slow_stage, 6, 1.0);
+    INFO(layout << "\n" << describe(r.rep));
+    const auto st = of_kind(r.rep, "slow_stage");
+    REQUIRE(st.size() == 1);
+    const auto& fault = r.truth.faults.front();
+    CHECK(st[0]->group == fault.group);
+    CHECK(std::find(fault.kernels.begin(), fault.kernels.end(), st[0]->kernel) != fault.kernels.end());
+    CHECK(st[0]->evidence.number("ratio") > 1.1);
+    // No rank of the stage is called a straggler: they are all slow together.
+    CHECK(of_kind(r.rep, "straggler").empty());
+    CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+  }
+}
+
+TEST_CASE("L3 stays quiet on healthy jobs at noise 2, several seeds and layouts", "[diagnose][l3]") {
+  for (const char* layout : {"tp=2,pp=2,dp=4", "tp=4,pp=2,dp=4", "tp=1,pp=4,dp=4"})
+    for (std::uint64_t seed : {21u, 22u, 23u}) {
+      const auto r = diagnose_traces(layout, sim::scenario::healthy, seed, 2.0);
+      INFO(layout << " seed " << seed << "\n" << describe(r.rep));
+      CHECK(r.rep.findings.empty());
+    }
+}
+
+TEST_CASE("L3 finds a 1.1x compute straggler's kernels and a 1.25x memory-bound slowdown", "[diagnose][l3]") {
+  // Severity 0.2 of the nominal excess: the compute straggler at about 1.1x.
+  const auto r = diagnose_traces("tp=2,pp=2,dp=8", sim::scenario::compute_straggler, 8, 1.0, 0.2);
+  INFO(describe(r.rep));
+  const auto k = of_kind(r.rep, "degraded_kernel");
+  REQUIRE(k.size() == 1);
+  CHECK(k[0]->ranks == r.truth.faults.front().ranks);
+  CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+}
+
+TEST_CASE("without kept windows L3 says why it did not run", "[diagnose][l3]") {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=4");
+  cfg.steps = 6;
+  auto tj = failslow_test::simulate_traces(cfg, sim::scenario::healthy);
+  const auto m = diagnose::build_job_model(tj.set);
+  const auto res = diagnose::find_degraded(m, tj.job.topo, nullptr);
+  REQUIRE(res.notes.size() == 1);
+  CHECK(res.notes[0].find("keep_windows") != std::string::npos);
+  diagnose::l3_options bad;
+  bad.quantiles = 0;
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  const auto mk = diagnose::build_job_model(tj.set, mo);
+  CHECK_THROWS_AS(diagnose::find_degraded(mk, tj.job.topo, nullptr, bad), invalid_argument);
+  CHECK_THROWS_AS(diagnose::find_degraded(mk, topology(parse_parallel_sizes("dp=8")), nullptr), invalid_argument);
+}
