@@ -23,7 +23,9 @@ int main() {
   const name_id allreduce = names.intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
 
   // The sink of every compressor: its windows go into the model, classified by kernel name.
-  diagnose::job_model_builder model;
+  diagnose::model_options keep;
+  keep.keep_windows = true;  // the windows themselves too: L3 compares kernels across ranks
+  diagnose::job_model_builder model(keep);
   std::vector<compress::window_compressor> compressors;
   for (int r = 0; r < ranks; ++r)
     compressors.emplace_back(r, [&](compress::window_summary&& w) {

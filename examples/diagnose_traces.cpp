@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   try {
     // The layout comes from the traces' process groups when they list them; set
     // options.sizes to give it.
-    const auto job = failslow::diagnose::load_job(paths);
+    failslow::diagnose::load_options lo;
+    lo.model.keep_windows = true;  // per-step kernel summaries: L3 names kernels, links, stages
+    const auto job = failslow::diagnose::load_job(paths, lo);
     failslow::diagnose::diagnose_options options;
     options.topology_source = job.topology_source;
     options.layout_assumed = job.layout_assumed;
