@@ -585,7 +585,7 @@ class summary_decoder {
   }
 
   // q_.value(c) memoised: a stream's durations take few distinct codes (a kernel's time
-  // repeats), and exp() was a sixth of decoding. Codes below value_cache_limit are cached
+  // repeats), and exp() was 14 % of decoding. Codes below value_cache_limit are cached
   // (the 7-bit default's whole range, 180 k codes, fits), others computed; the same doubles.
   static constexpr std::uint64_t value_cache_limit = std::uint64_t{1} << 18;
   double value(std::uint64_t c) {
