@@ -372,7 +372,20 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   auto l2o = o.l2;
   l2o.layout_assumed = l2o.layout_assumed || o.layout_assumed;
   const auto l2 = find_stragglers(m, topo, &l1, l2o);
-  for (const auto& st : l2.stragglers) rep.findings.push_back(detail::l2_finding(m, topo, st));
+  for (const auto& st : l2.stragglers) {
+    rep.findings.push_back(detail::l2_finding(m, topo, st));
+    // With kernel summaries, the kernels that explain a work straggler's excess (attribution,
+    // not a test: L2 has shown the rank is slow; L3 tests kernels on their own).
+    if (m.phases[st.phase].role != phase_role::work) continue;
+    const auto shares = attribute_kernels(m, st.rank, st.compared_within == "own history" ? std::vector<int>{} : st.peers,
+                                          st.first, st.last);
+    if (shares.empty()) continue;
+    auto& f = rep.findings.back();
+    f.kernel = m.kernel_names[shares.front().key];
+    std::vector<std::pair<std::size_t, double>> list;
+    for (const auto& c : shares) list.emplace_back(c.key, c.ratio);
+    f.evidence.add("kernels", detail::kernel_list_full(m, list));
+  }
   rep.notes.insert(rep.notes.end(), l2.notes.begin(), l2.notes.end());
   if (!m.windows.empty()) {
     auto l3o = o.l3;

@@ -87,10 +87,19 @@ inline bool weak_own_history(const straggler& st, const l2_options& o) {
 }
 }  // namespace detail
 
+/// L2's options for the kernel test: a kernel's distribution over hundreds of launches is far
+/// more precise than a phase's total, so an elevated step needs only 1 % of W1 over the group's
+/// mean (with the robust z, persistence, binomial and BH tests unchanged).
+inline l2_options default_kernel_options() {
+  l2_options o;
+  o.min_effect = 0.01;
+  return o;
+}
+
 struct l3_options {
   std::size_t quantiles = 64;                 ///< K of the quantile grid distributions are compared on
   bool truncated = true;                      ///< reconstruct clusters truncated to their [min, max]
-  l2_options kernels;                         ///< the test on per-kernel W1 (its routing picks the groups)
+  l2_options kernels = default_kernel_options();  ///< the test on per-kernel W1 (its routing picks the groups)
   l2_options links = default_link_options();  ///< the test on transfer times of groups
   l2_options stages;                          ///< the test on stages' compute time against their own history
   bool find_kernels = true, find_links = true, find_stages = true;
@@ -214,6 +223,77 @@ inline void median_vector(const std::vector<const double*>& rows, std::size_t k,
 
 }  // namespace detail
 
+/// What one kernel key contributes to a rank's slowdown over steps [first, last].
+struct kernel_share {
+  std::size_t key = 0;  ///< index into job_model::kernel_names
+  double observed_ns = std::numeric_limits<double>::quiet_NaN();  ///< the rank's mean per launch
+  double baseline_ns = std::numeric_limits<double>::quiet_NaN();  ///< the peers' (or its own outside)
+  double ratio = std::numeric_limits<double>::quiet_NaN();
+  double launches_per_step = 0;
+  double lost_ns_per_step = 0;  ///< (observed - baseline) x launches, 0 when not known
+};
+
+namespace detail {
+
+// Per step the rank's mean per launch against the peers' median (medians over the steps); with
+// no peers, against the rank's own steps outside [first, last].
+inline kernel_share kernel_share_of(const job_model& m, const window_index& win, int rank, const std::vector<int>& peers,
+                                    std::size_t key, std::size_t first, std::size_t last) {
+  kernel_share c;
+  c.key = key;
+  std::vector<double> own, base, launches, col;
+  for (std::size_t s = 0; s < m.step_count(); ++s) {
+    const auto* mine = win.find(rank, s, key);
+    const bool inside = s >= first && s <= last;
+    if (!peers.empty() && !inside) continue;
+    if (!peers.empty()) {
+      col.clear();
+      for (int x : peers)
+        if (const auto* ks = win.find(x, s, key); ks && ks->count) col.push_back(per_launch(*ks));
+      if (!col.empty()) base.push_back(stats::median(col));
+    }
+    if (!mine || !mine->count) continue;
+    if (inside) {
+      own.push_back(per_launch(*mine));
+      launches.push_back(static_cast<double>(mine->count));
+    } else {
+      base.push_back(per_launch(*mine));
+    }
+  }
+  if (own.empty()) return c;
+  c.observed_ns = stats::median(own);
+  c.launches_per_step = stats::median(launches);
+  if (!base.empty()) {
+    c.baseline_ns = stats::median(base);
+    c.ratio = c.baseline_ns > 0 ? c.observed_ns / c.baseline_ns : l3_nan;
+    c.lost_ns_per_step = (c.observed_ns - c.baseline_ns) * c.launches_per_step;
+  }
+  return c;
+}
+
+}  // namespace detail
+
+/// The kernels that explain a rank's slowdown over model steps [first, last] (an L2 straggler's
+/// claim): per compute or memory key its mean duration per launch against its peers' (or, with
+/// no peers, its own outside the claim), the `max` that lost most time per step, most first;
+/// only keys that lost time. Needs the model's windows (empty result otherwise).
+inline std::vector<kernel_share> attribute_kernels(const job_model& m, int rank, const std::vector<int>& peers,
+                                                   std::size_t first, std::size_t last, std::size_t max = 5) {
+  std::vector<kernel_share> out;
+  if (m.windows.empty() || rank < 0 || static_cast<std::size_t>(rank) >= m.rank_count() || last >= m.step_count())
+    return out;
+  const detail::window_index win(m);
+  for (std::size_t key = 0; key < m.kernel_names.size(); ++key) {
+    if (m.kernel_classes[key] == kernel_class::communication) continue;
+    auto c = detail::kernel_share_of(m, win, rank, peers, key, first, last);
+    if (c.lost_ns_per_step > 0) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const kernel_share& a, const kernel_share& b) { return a.lost_ns_per_step > b.lost_ns_per_step; });
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
 inline l3_result find_degraded(const job_model& m, const topology& topo, const l1_result* l1,
                                const l3_options& o = {}) {
   if (topo.world_size() != m.world_size)
@@ -293,34 +373,17 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     for (const auto& st : res.stragglers) {
       if (st.phase < class_phase_count || detail::weak_own_history(st, o.kernels)) continue;
       // The rank's degraded keys with their time lost per step; the costliest is reported.
-      struct cost {
-        std::size_t key;
-        double observed, baseline, launches, ratio;
-      };
       std::vector<std::pair<std::size_t, double>> found = {{st.phase, st.ratio}};
       found.insert(found.end(), st.also_slow.begin(), st.also_slow.end());
-      std::vector<cost> costs;
+      std::vector<kernel_share> costs;
       for (const auto& [p, ratio] : found) {
         if (p < class_phase_count) continue;
-        const std::size_t key = keys[p - class_phase_count];
-        std::vector<double> own, base, launches, col;
-        for (std::size_t s = st.first; s <= st.last; ++s) {
-          const auto* mine = win.find(st.rank, s, key);
-          if (!mine) continue;
-          col.clear();
-          for (int x : st.peers)
-            if (const auto* ks = win.find(x, s, key)) col.push_back(detail::per_launch(*ks));
-          own.push_back(detail::per_launch(*mine));
-          launches.push_back(static_cast<double>(mine->count));
-          if (!col.empty()) base.push_back(stats::median(col));
-        }
-        if (own.empty()) continue;
-        cost c{key, stats::median(own), base.empty() ? detail::l3_nan : stats::median(base), stats::median(launches), ratio};
-        costs.push_back(c);
+        auto c = detail::kernel_share_of(m, win, st.rank, st.peers, keys[p - class_phase_count], st.first, st.last);
+        if (std::isfinite(c.observed_ns)) costs.push_back(c);
       }
       if (costs.empty()) continue;
-      auto lost = [](const cost& c) { return std::isfinite(c.baseline) ? (c.observed - c.baseline) * c.launches : 0.0; };
-      std::stable_sort(costs.begin(), costs.end(), [&](const cost& a, const cost& b) { return lost(a) > lost(b); });
+      std::stable_sort(costs.begin(), costs.end(),
+                       [](const kernel_share& a, const kernel_share& b) { return a.lost_ns_per_step > b.lost_ns_per_step; });
       degraded_kernel d;
       d.rank = st.rank;
       d.key = costs.front().key;
@@ -334,13 +397,12 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       d.p_value = st.p_value;
       d.q_value = st.q_value;
       d.job_slowdown = st.job_slowdown;
-      d.observed_ns = costs.front().observed;
-      d.baseline_ns = costs.front().baseline;
-      d.ratio = d.baseline_ns > 0 ? d.observed_ns / d.baseline_ns : detail::l3_nan;
-      d.launches_per_step = costs.front().launches;
-      d.lost_ns_per_step = lost(costs.front());
-      for (std::size_t i = 1; i < costs.size(); ++i)
-        d.also.emplace_back(costs[i].key, costs[i].baseline > 0 ? costs[i].observed / costs[i].baseline : detail::l3_nan);
+      d.observed_ns = costs.front().observed_ns;
+      d.baseline_ns = costs.front().baseline_ns;
+      d.ratio = costs.front().ratio;
+      d.launches_per_step = costs.front().launches_per_step;
+      d.lost_ns_per_step = costs.front().lost_ns_per_step;
+      for (std::size_t i = 1; i < costs.size(); ++i) d.also.emplace_back(costs[i].key, costs[i].ratio);
       // The group W1 matrix row over the claim: each member's quantile vectors averaged over the
       // claimed steps (their Wasserstein barycenter), against the peers' median distribution.
       std::vector<int> members = {d.rank};
