@@ -156,3 +156,47 @@ TEST_CASE("without kept windows L3 says why it did not run", "[diagnose][l3]") {
   CHECK_THROWS_AS(diagnose::find_degraded(mk, tj.job.topo, nullptr, bad), invalid_argument);
   CHECK_THROWS_AS(diagnose::find_degraded(mk, topology(parse_parallel_sizes("dp=8")), nullptr), invalid_argument);
 }
+
+TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one rank", "[diagnose][l3]") {
+  // A healthy job's summaries; rank 5's compute kernels then slow down by a ramp from step index
+  // 8 to +8 % at the end. With the cross-rank test unable to claim (min_steps out of reach) only
+  // the rank's own charts can see it.
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=2,pp=1,dp=8");
+  cfg.steps = 20;
+  cfg.seed = 31;
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  const topology topo(cfg.sizes, cfg.order);
+  for (auto& w : m.windows) {
+    const auto s = static_cast<std::size_t>(
+        std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id)) - m.steps.begin());
+    if (w.rank != 5 || s < 8) continue;
+    const double f = 1 + 0.08 * static_cast<double>(s - 8) / static_cast<double>(m.step_count() - 9);
+    for (auto& k : w.kernels) {
+      if (m.kernel_classes[k.key] == kernel_class::communication) continue;
+      k.total_ns *= f;
+      for (auto& c : k.clusters) {
+        for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
+        c.variance *= f * f;
+      }
+    }
+  }
+  diagnose::l3_options o;
+  o.kernels.min_steps = 1000;  // the cross-rank test cannot claim anything
+  const auto res = diagnose::find_degraded(m, topo, nullptr, o);
+  REQUIRE(res.kernels.size() == 1);
+  const auto& d = res.kernels.front();
+  CHECK(d.rank == 5);
+  CHECK(d.detector == "ewma-trend");
+  CHECK(d.first >= 8);
+  CHECK(d.first <= 15);
+  CHECK(d.ewma_excess > 0.02);
+  CHECK(d.q_value <= o.kernels.fdr_q);
+  // Without the ramp nothing is charted as a drift.
+  auto [clean, truth2] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  CHECK(diagnose::find_degraded(clean, topo, nullptr, o).kernels.empty());
+  o.find_drifts = false;
+  CHECK(diagnose::find_degraded(m, topo, nullptr, o).kernels.empty());
+}

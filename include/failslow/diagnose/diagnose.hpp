@@ -261,7 +261,18 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
       .add("compared_within", d.compared_within);
   const std::string also = kernel_list(m, d.also);
   if (!also.empty()) f.evidence.add("also_degraded", kernel_list_full(m, d.also));
+  f.evidence.add("detector", d.detector);
   const std::string where = placement(topo, d.rank);
+  if (d.detector == "ewma-trend") {
+    f.evidence.add("ewma_excess", d.ewma_excess).add("alarm_step", static_cast<double>(m.steps[d.alarm_step]));
+    f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") + ": " +
+                io::detail::format_kernel_name(f.kernel) + " grows slower from step " + std::to_string(f.first_step) +
+                ": its W1 to its group's distribution rose by " + format_ratio(1 + d.ewma_excess) +
+                " of the group's mean (EWMA alarm at step " + std::to_string(m.steps[d.alarm_step]) + "), " +
+                format_ratio(d.ratio) + " its peers per launch over these steps (" + format_duration(d.observed_ns) +
+                " vs " + format_duration(d.baseline_ns) + ")";
+    return f;
+  }
   const bool own = d.compared_within == "own history";
   f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") + ": " +
               io::detail::format_kernel_name(f.kernel) + " runs " +

@@ -24,6 +24,13 @@
 //   rank's distribution (its quantile vectors averaged over the steps, the 1-D Wasserstein
 //   barycenter) to the peers' median distribution, the peers' own W1 to it (the group's
 //   spread), the row of the group W1 matrix, per-launch means, launches per step.
+//   Drifting kernel (KAT's intra-worker chart) -- per rank and key not reported above, the
+//   series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2,
+//   L 3) from the rank's own level (the median of its first drift_warmup values) with the
+//   trend rule on the statistic (5 rises); a chart that alarmed, rose and ends min_effect above
+//   its level is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
+//   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
+//   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
 //   collective key; the group's value at step t is its transfer time
 //       T_gt = min over the group's ranks of the key's typical launch (the p50 of the cluster
@@ -59,10 +66,13 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/routing.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/detect/ewma.hpp"
+#include "failslow/detect/fdr.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/student_t.hpp"
 #include "failslow/stats/quantile_grid.hpp"
 #include "failslow/stats/wasserstein.hpp"
 
@@ -106,6 +116,13 @@ struct l3_options {
   l2_options links = default_link_options();  ///< the test on transfer times of groups
   l2_options stages;                          ///< the test on stages' compute time against their own history
   bool find_kernels = true, find_links = true, find_stages = true;
+  /// Intra-worker charts (KAT 3.2.2): per rank and kernel key an EWMA of its relative W1 to
+  /// the group, for slowdowns that grow before the cross-rank test sees them.
+  bool find_drifts = true;
+  double drift_lambda = 0.2;           ///< EWMA weight
+  double drift_L = 3.0;                ///< limit width in sigmas of the EWMA statistic
+  std::size_t drift_warmup = 5;        ///< first steps of the rank's series: its own in-control level
+  std::size_t drift_trend_run = 5;     ///< rises of the EWMA statistic the trend rule needs
 };
 
 /// A kernel key slower on one rank than on its comparable ranks (or than its own history).
@@ -124,6 +141,10 @@ struct degraded_kernel {
   double lost_ns_per_step = 0;  ///< (observed - baseline) x launches
   double job_slowdown = 0;
   std::vector<std::pair<std::size_t, double>> also;  ///< other degraded keys of the rank: (key, ratio)
+  /// "cross-rank" (L2's test on W1) or "ewma-trend" (the rank's own chart: z/alarm fields set)
+  std::string detector = "cross-rank";
+  double ewma_excess = 0;          ///< the chart's last statistic over the rank's level, relative to the group
+  std::size_t alarm_step = 0;      ///< model step index of the first alarm (ewma-trend)
 };
 
 /// A process group whose collectives transfer slower than those of the same position.
@@ -325,6 +346,27 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   const detail::window_index win(m);
   const stats::quantile_grid grid(K);
 
+  // Series for the intra-worker charts, filled by the kernel comparison: per rank and key its
+  // signed W1 relative to the group's mean, step by step, and the group's pooled robust sd.
+  struct drift_input {
+    int rank;
+    std::size_t jj;
+    double sd;
+    std::vector<double> values;
+  };
+  std::vector<drift_input> drift_series;
+  std::vector<std::size_t> drift_keys;
+  auto drift_peers = [&](int rank, std::size_t jj) {
+    const std::size_t key = drift_keys[jj];
+    const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
+    std::vector<int> peers;
+    for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group))
+      if (std::find(g.members.begin(), g.members.end(), rank) != g.members.end())
+        for (int x : g.members)
+          if (x != rank) peers.push_back(x);
+    return peers;
+  };
+
   // ---- degraded kernels ----------------------------------------------------------------------
   if (o.find_kernels) {
     std::vector<std::size_t> keys;
@@ -349,13 +391,20 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t p = 0; p < class_phase_count; ++p)
         for (std::size_t s = 0; s < S; ++s) km.phase_ns(r, p, s) = m.phase_ns(r, p, s);
-    std::vector<double> qbuf, med;
+    std::vector<double> qbuf, med, col;
     std::vector<int> who;
     std::vector<const double*> rows;
+    // For the intra-worker charts: the signed W1 relative to the group's mean, and the group's
+    // pooled robust sd of it, per rank and key.
+    xt::xtensor<double, 3> rel = xt::xtensor<double, 3>::from_shape({R, keys.size(), S});
+    rel.fill(detail::l3_nan);
+    xt::xtensor<double, 2> rel_sd = xt::xtensor<double, 2>::from_shape({R, keys.size()});
+    rel_sd.fill(detail::l3_nan);
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       const std::size_t key = keys[jj], p = class_phase_count + jj;
       const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
       for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group)) {
+        std::vector<double> deviations;
         for (std::size_t s = 0; s < S; ++s) {
           who.clear();
           qbuf.resize(g.members.size() * K);
@@ -374,14 +423,37 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           for (std::size_t i = 0; i < who.size(); ++i) rows.push_back(qbuf.data() + i * K);
           detail::median_vector(rows, K, med);
           const double ref = detail::mean_of(med.data(), K);
+          col.clear();
           for (std::size_t i = 0; i < who.size(); ++i) {
             const double w = stats::wasserstein1_quantiles(rows[i], med.data(), K);
             const double shift = detail::mean_of(rows[i], K) - ref;
             km.phase_ns(static_cast<std::size_t>(who[i]), p, s) = ref + (shift >= 0 ? w : -w);
+            col.push_back(detail::per_launch(*win.find(who[i], s, key)));
           }
+          // The charts' series: the mean per launch over the group's median, minus 1 (a
+          // continuous, centred value; the signed W1 is bimodal around 0 for a healthy rank).
+          const double mid = stats::median(col);
+          if (mid > 0)
+            for (std::size_t i = 0; i < who.size(); ++i) {
+              const double e = col[i] / mid - 1;
+              rel(static_cast<std::size_t>(who[i]), jj, s) = e;
+              deviations.push_back(std::fabs(e));
+            }
         }
+        if (deviations.empty()) continue;
+        const double sd = std::max(stats::mad_to_sigma * stats::median(deviations), o.kernels.resolution);
+        for (int r : g.members) rel_sd(static_cast<std::size_t>(r), jj) = sd;
       }
     }
+    drift_keys = keys;
+    if (o.find_drifts)
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+          if (!std::isfinite(rel_sd(r, jj))) continue;
+          drift_input di{static_cast<int>(r), jj, rel_sd(r, jj), std::vector<double>(S)};
+          for (std::size_t s = 0; s < S; ++s) di.values[s] = rel(r, jj, s);
+          drift_series.push_back(std::move(di));
+        }
     const auto res = find_stragglers(km, topo, l1, o.kernels);
     out.tests += res.tests;
     for (const auto& n : res.notes) out.notes.push_back("L3 kernels: " + n.substr(n.rfind("L2: ", 0) == 0 ? 4 : 0));
@@ -447,6 +519,107 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           d.w1_row.push_back(n[i] ? stats::wasserstein1_quantiles(bary.data(), bary.data() + i * K, K) : detail::l3_nan);
       }
       out.kernels.push_back(std::move(d));
+    }
+  }
+
+  // ---- drifts: intra-worker EWMA charts ------------------------------------------------------
+  if (o.find_kernels && o.find_drifts && !drift_series.empty()) {
+    std::vector<double> pvals;
+    struct chart_result {
+      int rank;
+      std::size_t jj, alarm, first;
+      double excess, sd;
+    };
+    std::vector<chart_result> charted;
+    const double excess_sd = std::sqrt(o.drift_lambda / (2 - o.drift_lambda) +
+                                       1.5707963267948966 / static_cast<double>(o.drift_warmup));
+    // Ranks the cross-rank test already reported are not charted: their charts would only
+    // loosen the Benjamini-Hochberg threshold for the others.
+    std::vector<bool> reported(R, false);
+    for (const auto& d : out.kernels) reported[static_cast<std::size_t>(d.rank)] = true;
+    for (const auto& ds : drift_series) {
+      if (reported[static_cast<std::size_t>(ds.rank)]) continue;
+      // The rank's own level: the median of its first drift_warmup finite values.
+      std::vector<std::size_t> idx;
+      for (std::size_t s = 0; s < S; ++s)
+        if (std::isfinite(ds.values[s])) idx.push_back(s);
+      if (idx.size() < o.drift_warmup + o.drift_trend_run + 1) continue;
+      std::vector<double> warm, steps_apart;
+      for (std::size_t i = 0; i < o.drift_warmup; ++i) warm.push_back(ds.values[idx[i]]);
+      // The rank's own noise, from its step-to-step differences (a drift or a shift barely moves
+      // their median): a rank noisier than its group must not chart against the group's sd.
+      for (std::size_t i = 1; i < idx.size(); ++i) steps_apart.push_back(std::fabs(ds.values[idx[i]] - ds.values[idx[i - 1]]));
+      const double sd = std::max(ds.sd, stats::mad_to_sigma * stats::median(steps_apart) / std::sqrt(2.0));
+      detect::ewma_options eo;
+      eo.lambda = o.drift_lambda;
+      eo.L = o.drift_L;
+      eo.side = detect::chart_side::upper;
+      eo.trend_run = o.drift_trend_run;
+      eo.trend_on = detect::trend_source::statistic;
+      eo.baseline.mode = detect::baseline_mode::known;
+      eo.baseline.mu = stats::median(warm);
+      eo.baseline.sigma = sd;
+      detect::ewma_chart<double> chart(eo);
+      bool alarm = false, trend = false;
+      std::size_t first_alarm = 0, first_trend = 0;
+      double z = eo.baseline.mu;
+      for (std::size_t i = o.drift_warmup; i < idx.size(); ++i) {
+        const auto pt = chart.update(ds.values[idx[i]]);
+        z = pt.z;
+        if (pt.state == detect::chart_state::alarm && !alarm) {
+          alarm = true;
+          first_alarm = idx[i];
+        }
+        if (pt.trend && !trend) {
+          trend = true;
+          first_trend = idx[i];
+        }
+      }
+      ++out.tests;
+      const double excess = z - eo.baseline.mu;
+      // p of the last statistic under "in control": the EWMA of iid values has sd
+      // sigma sqrt(l/(2-l)), and the level it is measured from is itself a median of drift_warmup
+      // values (variance ~ pi/2 sigma^2 / n), so the excess has sd sigma sqrt(l/(2-l) + pi/(2n)),
+      // sigma the larger of the group's pooled sd and the rank's own.
+      // Only a chart that alarmed, saw its statistic rise for trend_run steps and ends min_effect
+      // above the rank's level is a drift.
+      const bool drift = alarm && trend && excess >= o.kernels.min_effect;
+      // Student-t with the differences' degrees of freedom: sd is estimated from this series.
+      pvals.push_back(drift ? stats::detail::student_t_upper_tail(excess / (sd * excess_sd), steps_apart.size() - 1)
+                            : 1.0);
+      charted.push_back({ds.rank, ds.jj, first_alarm, std::min(first_alarm, first_trend), excess, sd});
+    }
+    if (!pvals.empty()) {
+      const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
+      std::map<int, std::size_t> best;  // rank -> index into charted: the largest excess
+      for (std::size_t j : fdr.rejected) {
+        const auto& c = charted[j];
+        auto it = best.find(c.rank);
+        if (it == best.end() || charted[it->second].excess < c.excess) best[c.rank] = j;
+      }
+      for (const auto& [rank, j] : best) {
+        const auto& c = charted[j];
+        degraded_kernel d;
+        d.rank = rank;
+        d.key = drift_keys[c.jj];
+        d.detector = "ewma-trend";
+        d.compared_within = "own history (EWMA of its W1 to the group)";
+        d.first = c.first;
+        d.last = S - 1;
+        d.alarm_step = c.alarm;
+        d.ewma_excess = c.excess;
+        d.p_value = pvals[j];
+        d.q_value = fdr.adjusted[j];
+        d.z = c.excess / (c.sd * excess_sd);
+        d.peers = drift_peers(rank, c.jj);
+        const auto share = detail::kernel_share_of(m, win, rank, d.peers, d.key, d.first, d.last);
+        d.observed_ns = share.observed_ns;
+        d.baseline_ns = share.baseline_ns;
+        d.ratio = share.ratio;
+        d.launches_per_step = share.launches_per_step;
+        d.lost_ns_per_step = share.lost_ns_per_step;
+        out.kernels.push_back(std::move(d));
+      }
     }
   }
 
