@@ -200,3 +200,33 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   o.find_drifts = false;
   CHECK(diagnose::find_degraded(m, topo, nullptr, o).kernels.empty());
 }
+
+TEST_CASE("the inter-worker Mahalanobis test flags a rank whose joint profile departs", "[diagnose][l3]") {
+  // 16 data-parallel ranks: rank 3 from step index 8 on spends 4 % of its step idle and 2 % less
+  // in compute -- each alone small, together far from its peers' joint profile.
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=16");
+  cfg.steps = 20;
+  cfg.seed = 33;
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  const topology topo(cfg.sizes, cfg.order);
+  diagnose::l3_options o;
+  o.find_kernels = o.find_links = o.find_stages = false;
+  CHECK(diagnose::find_degraded(m, topo, nullptr, o).outliers.empty());
+  for (std::size_t s = 8; s < m.step_count(); ++s) {
+    m.phase_ns(3, diagnose::idle_phase, s) += 0.04 * m.iteration_ns(3, s);
+    m.phase_ns(3, diagnose::compute_phase, s) *= 0.98;
+  }
+  const auto res = diagnose::find_degraded(m, topo, nullptr, o);
+  REQUIRE(res.outliers.size() == 1);
+  const auto& d = res.outliers.front();
+  CHECK(d.rank == 3);
+  CHECK(d.first >= 5);
+  CHECK(d.windows_flagged >= 2);
+  CHECK(d.distance > d.threshold);
+  CHECK(d.q_value <= o.kernels.fdr_q);
+  REQUIRE(d.features.size() == d.deviation.size());
+  CHECK(d.deviation[2] > 3);  // the idle share departs most
+}

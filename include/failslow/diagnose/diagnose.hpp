@@ -323,6 +323,45 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
   return f;
 }
 
+inline finding l3_outlier_finding(const job_model& m, const topology& topo, const outlier_rank& d) {
+  finding f;
+  f.level = "L3";
+  f.kind = "outlier_rank";
+  f.ranks = {d.rank};
+  f.group = d.group;
+  f.first_step = m.steps[d.first];
+  f.last_step = m.steps[d.last];
+  f.score = d.distance;
+  std::string devs;
+  for (std::size_t i = 0; i < d.features.size(); ++i) {
+    if (!devs.empty()) devs += ", ";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %+.1f", d.deviation[i]);
+    devs += d.features[i] + buf;
+  }
+  f.evidence.add("distance", d.distance)
+      .add("threshold", d.threshold)
+      .add("windows_flagged", static_cast<double>(d.windows_flagged))
+      .add("windows", static_cast<double>(d.windows))
+      .add("p_value", d.p_value)
+      .add("q_value", d.q_value)
+      .add("peers", std::vector<double>(d.peers.begin(), d.peers.end()))
+      .add("feature_deviations", devs);
+  // The feature that departs most names the phase.
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < d.deviation.size(); ++i)
+    if (std::fabs(d.deviation[i]) > std::fabs(d.deviation[worst])) worst = i;
+  if (!d.features.empty()) f.phase = d.features[worst];
+  const std::string where = placement(topo, d.rank);
+  f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") +
+              " departs from its " + std::to_string(d.peers.size()) + " peers in its joint profile in " +
+              std::to_string(d.windows_flagged) + " of " + std::to_string(d.windows) + " windows from step " +
+              std::to_string(f.first_step) + " (Mahalanobis distance " + format_ratio(d.distance).substr(0, format_ratio(d.distance).size() - 1) +
+              " > " + format_ratio(d.threshold).substr(0, format_ratio(d.threshold).size() - 1) +
+              "; robust deviations:" + devs + ")";
+  return f;
+}
+
 inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
   finding f;
   f.level = "L3";
@@ -405,6 +444,12 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     for (const auto& d : l3.kernels) rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
     for (const auto& d : l3.links) rep.findings.push_back(detail::l3_link_finding(m, d));
     for (const auto& d : l3.stages) rep.findings.push_back(detail::l3_stage_finding(m, d));
+    // Inter-worker outliers add a rank only where no other finding names it.
+    std::vector<bool> named(m.rank_count(), false);
+    for (const auto& f : rep.findings)
+      for (int r : f.ranks) named[static_cast<std::size_t>(r)] = true;
+    for (const auto& d : l3.outliers)
+      if (!named[static_cast<std::size_t>(d.rank)]) rep.findings.push_back(detail::l3_outlier_finding(m, topo, d));
     rep.notes.insert(rep.notes.end(), l3.notes.begin(), l3.notes.end());
   }
   sort_by_severity(rep.findings);

@@ -31,6 +31,13 @@
 //   its level is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
 //   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
 //   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
+//   Outlier rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and
+//   window of outlier_window steps, each rank's features (log compute and memory time, idle
+//   share of the iteration, log mean per launch of the group's costliest kernels while
+//   2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
+//   the other ranks of the group (leave one out; detect/mahalanobis.hpp: Ledoit-Wolf,
+//   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
+//   p = P(Binomial(n, max(peers' rate, 1 %)) >= k), k >= outlier_min_windows; BH over ranks.
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
 //   collective key; the group's value at step t is its transfer time
 //       T_gt = min over the group's ranks of the key's typical launch (the p50 of the cluster
@@ -68,6 +75,9 @@
 #include "failslow/core/topology.hpp"
 #include "failslow/detect/ewma.hpp"
 #include "failslow/detect/fdr.hpp"
+#include "failslow/detect/mahalanobis.hpp"
+#include "failslow/diagnose/detail/binomial_tail.hpp"
+#include "failslow/io/detail/text_format.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
@@ -123,6 +133,27 @@ struct l3_options {
   double drift_L = 3.0;                ///< limit width in sigmas of the EWMA statistic
   std::size_t drift_warmup = 5;        ///< first steps of the rank's series: its own in-control level
   std::size_t drift_trend_run = 5;     ///< rises of the EWMA statistic the trend rule needs
+  /// Inter-worker test (KAT 3.2.1): per comparable group and window of steps, each rank's
+  /// feature vector against its peers' by Mahalanobis distance (Ledoit-Wolf shrinkage, the
+  /// adaptive threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N))).
+  bool find_outliers = true;
+  std::size_t outlier_window = 5;      ///< steps per window
+  std::size_t outlier_min_windows = 2; ///< flagged windows a rank needs (persistence)
+  std::size_t outlier_top_kernels = 3; ///< the group's costliest kernels used as features
+};
+
+/// A rank whose joint profile (compute, memory, idle share, its top kernels' durations) is
+/// far from its comparable ranks' in several windows (KAT's inter-worker detector).
+struct outlier_rank {
+  int rank = -1;
+  std::string group;
+  std::vector<int> peers;
+  std::size_t first = 0, last = 0;          ///< model steps of the first and last flagged window
+  std::size_t windows_flagged = 0, windows = 0;
+  double distance = 0, threshold = 0;       ///< median D over the flagged windows; lambda
+  double p_value = 1, q_value = 1;
+  std::vector<std::string> features;        ///< names, in the order of `deviation`
+  std::vector<double> deviation;            ///< per feature: (rank - peers' median) / (1.4826 MAD), flagged windows' median
 };
 
 /// A kernel key slower on one rank than on its comparable ranks (or than its own history).
@@ -178,6 +209,7 @@ struct slow_stage {
 
 struct l3_result {
   std::vector<degraded_kernel> kernels;
+  std::vector<outlier_rank> outliers;
   std::vector<degraded_link> links;
   std::vector<slow_stage> stages;
   std::vector<std::string> notes;
@@ -619,6 +651,158 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         d.launches_per_step = share.launches_per_step;
         d.lost_ns_per_step = share.lost_ns_per_step;
         out.kernels.push_back(std::move(d));
+      }
+    }
+  }
+
+  // ---- inter-worker outliers (Mahalanobis) ---------------------------------------------------
+  if (o.find_outliers) {
+    const auto scope = o.kernels.routing.scope(routing_subject::phase, "compute", kernel_class::compute);
+    const std::size_t W = o.outlier_window ? (S / o.outlier_window) : 0;
+    struct candidate {
+      outlier_rank o;
+      std::vector<double> d;
+      std::vector<std::vector<double>> dev;
+      std::vector<std::size_t> flagged;
+    };
+    std::vector<candidate> cands;
+    std::vector<double> pvals;
+    std::size_t small_groups = 0;
+    if (scope && W >= o.outlier_min_windows)
+      for (const auto& g : detail::comparable_groups(m, topo, *scope, o.kernels.min_group)) {
+        const std::size_t N = g.members.size();
+        // The group's costliest compute/memory kernels over the whole trace.
+        std::map<std::size_t, double> cost;
+        for (int r : g.members)
+          for (std::size_t s = 0; s < S; ++s)
+            if (const auto* w = win.at[static_cast<std::size_t>(r) * S + s])
+              for (const auto& k : w->kernels)
+                if (m.kernel_classes[k.key] != kernel_class::communication) cost[k.key] += k.total_ns;
+        std::vector<std::pair<double, std::size_t>> by_cost;
+        for (const auto& [k, c] : cost) by_cost.emplace_back(c, k);
+        std::sort(by_cost.rbegin(), by_cost.rend());
+        // d features need at least 2 d + 2 ranks for a covariance worth the name: the top
+        // kernels only while the group is large enough.
+        if (N < 2 * 3 + 2) {
+          ++small_groups;
+          continue;
+        }
+        const std::size_t kernels_used = std::min({o.outlier_top_kernels, by_cost.size(), (N - 2) / 2 - 3});
+        std::vector<std::size_t> top;
+        for (std::size_t i = 0; i < kernels_used; ++i) top.push_back(by_cost[i].second);
+        std::vector<std::string> names = {"compute", "memory", "idle share"};
+        for (std::size_t k : top) names.push_back(io::detail::format_kernel_name(m.kernel_names[k], 40));
+        const std::size_t d = names.size();
+        std::vector<candidate> gc(N);
+        for (std::size_t i = 0; i < N; ++i) {
+          gc[i].o.rank = g.members[i];
+          gc[i].o.group = detail::group_label(topo, g.rank, g.scope);
+          gc[i].o.features = names;
+          for (int x : g.members)
+            if (x != g.members[i]) gc[i].o.peers.push_back(x);
+        }
+        std::size_t windows = 0;
+        for (std::size_t w = 0; w < W; ++w) {
+          Eigen::MatrixXd X(static_cast<Eigen::Index>(N), static_cast<Eigen::Index>(d));
+          bool complete = true;
+          for (std::size_t i = 0; i < N && complete; ++i) {
+            const auto r = static_cast<std::size_t>(g.members[i]);
+            std::vector<std::vector<double>> v(d);
+            for (std::size_t s = w * o.outlier_window; s < (w + 1) * o.outlier_window; ++s) {
+              const double it = m.iteration_ns(r, s), c = m.phase_ns(r, compute_phase, s),
+                           mem = m.phase_ns(r, memory_phase, s), idle = m.phase_ns(r, idle_phase, s);
+              if (std::isfinite(c) && c > 0) v[0].push_back(std::log(c));
+              if (std::isfinite(mem)) v[1].push_back(std::log1p(mem));
+              if (std::isfinite(idle) && it > 0) v[2].push_back(idle / it);
+              for (std::size_t t = 0; t < top.size(); ++t)
+                if (const auto* ks = win.find(g.members[i], s, top[t]); ks && ks->count)
+                  v[3 + t].push_back(std::log(detail::per_launch(*ks)));
+            }
+            for (std::size_t f = 0; f < d; ++f) {
+              if (v[f].empty()) {
+                complete = false;
+                break;
+              }
+              X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = stats::median(v[f]);
+            }
+          }
+          if (!complete) continue;
+          ++windows;
+          // Robust standardisation with a floor per feature (0.5 % in log time, 0.2 % of the
+          // step in idle share): differences below what matters never make a distance.
+          std::vector<double> col(N);
+          std::vector<std::vector<double>> dev(N, std::vector<double>(d, 0.0));
+          for (std::size_t f = 0; f < d; ++f) {
+            for (std::size_t i = 0; i < N; ++i) col[i] = X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f));
+            const double med_f = stats::median(col);
+            std::vector<double> ad(N);
+            for (std::size_t i = 0; i < N; ++i) ad[i] = std::fabs(col[i] - med_f);
+            const double sd = std::max(stats::mad_to_sigma * stats::median(ad), f == 2 ? 0.002 : 0.005);
+            for (std::size_t i = 0; i < N; ++i) {
+              dev[i][f] = (col[i] - med_f) / sd;
+              X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = dev[i][f];
+            }
+          }
+          // Each rank against the covariance of the others (leave one out): in-sample, one
+          // outlier inflates the covariance it is measured with, and its distance can never
+          // exceed (N - 1) / sqrt(N) -- below the threshold for small groups.
+          detect::mahalanobis_options mo_opt;
+          mo_opt.standardize = false;
+          const double lambda = detect::mahalanobis_threshold(static_cast<Eigen::Index>(d),
+                                                              static_cast<Eigen::Index>(N - 1), mo_opt.quantile);
+          Eigen::MatrixXd others(static_cast<Eigen::Index>(N - 1), static_cast<Eigen::Index>(d));
+          for (std::size_t i = 0; i < N; ++i) {
+            for (std::size_t j = 0, row = 0; j < N; ++j)
+              if (j != i) others.row(static_cast<Eigen::Index>(row++)) = X.row(static_cast<Eigen::Index>(j));
+            const auto model = detect::fit_mahalanobis(others, mo_opt);
+            const double dist = std::sqrt(model.squared_distances(X.row(static_cast<Eigen::Index>(i)))(0));
+            if (dist > lambda) {
+              auto& c = gc[i];
+              c.flagged.push_back(w);
+              c.d.push_back(dist);
+              c.dev.push_back(dev[i]);
+              c.o.threshold = lambda;
+            }
+          }
+        }
+        if (windows < o.outlier_min_windows) continue;
+        // Persistence against the peers' rate: P(Binomial(windows, p) >= k), p at least the
+        // nominal 1 % of the threshold.
+        std::size_t total_flags = 0;
+        for (const auto& c : gc) total_flags += c.flagged.size();
+        for (auto& c : gc) {
+          ++out.tests;
+          c.o.windows = windows;
+          c.o.windows_flagged = c.flagged.size();
+          const double others = static_cast<double>(total_flags - c.flagged.size()) /
+                                static_cast<double>(windows * (N - 1));
+          double p = 1;
+          if (c.flagged.size() >= o.outlier_min_windows)
+            p = detail::binomial_upper_tail(c.flagged.size(), windows, std::max(others, 0.01));
+          pvals.push_back(p);
+          cands.push_back(std::move(c));
+        }
+      }
+    if (small_groups > 0)
+      out.notes.push_back("L3 inter-worker: " + std::to_string(small_groups) +
+                          " group(s) of fewer than 8 comparable ranks, too few for the covariance of 3 features: "
+                          "not compared");
+    if (!pvals.empty()) {
+      const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
+      for (std::size_t j : fdr.rejected) {
+        auto& c = cands[j];
+        c.o.p_value = pvals[j];
+        c.o.q_value = fdr.adjusted[j];
+        c.o.first = c.flagged.front() * o.outlier_window;
+        c.o.last = std::min(S, (c.flagged.back() + 1) * o.outlier_window) - 1;
+        c.o.distance = stats::median(c.d);
+        c.o.deviation.assign(c.o.features.size(), 0.0);
+        for (std::size_t f = 0; f < c.o.features.size(); ++f) {
+          std::vector<double> v;
+          for (const auto& dv : c.dev) v.push_back(dv[f]);
+          c.o.deviation[f] = stats::median(v);
+        }
+        out.outliers.push_back(std::move(c.o));
       }
     }
   }
