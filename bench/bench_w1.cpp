@@ -125,7 +125,8 @@ void BM_quantile_vector(benchmark::State& state) {
   const auto all = summaries(64);
   std::vector<failslow::stats::lognormal_mixture> ms;
   for (std::size_t i = 0; i < all.size(); ++i)
-    if (all[i].clusters.size() == clusters) ms.push_back(failslow::stats::lognormal_mixture::from_summary(all[i], truncated));
+    if (all[i].clusters.size() == clusters)
+      ms.push_back(failslow::stats::lognormal_mixture::from_summary(all[i], truncated));
   const failslow::stats::quantile_grid grid(256);
   std::vector<double> q(256);
   std::size_t i = 0;
@@ -133,7 +134,8 @@ void BM_quantile_vector(benchmark::State& state) {
     failslow::stats::quantile_vector(ms[i++ % ms.size()], grid, q.data());
     benchmark::DoNotOptimize(q.data());
   }
-  state.counters["vectors_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["vectors_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_quantile_vector)->ArgsProduct({{1, 2, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
@@ -161,7 +163,8 @@ void BM_w1_lognormal_pair(benchmark::State& state) {
     benchmark::ClobberMemory();
     a.mu += 1e-12;
   }
-  state.counters["pairs_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["pairs_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_w1_lognormal_pair);
 

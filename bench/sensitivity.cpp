@@ -61,22 +61,10 @@ void add_runs(report& rep, const diagnose::job_model& m, const std::vector<std::
   }
 }
 
-// Index of (rank, step) -> window.
-struct windows_at {
-  std::size_t steps;
-  std::vector<const compress::window_summary*> at;
-  explicit windows_at(const diagnose::job_model& m) : steps(m.step_count()), at(m.rank_count() * steps, nullptr) {
-    for (const auto& w : m.windows) {
-      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id));
-      at[static_cast<std::size_t>(w.rank) * steps + static_cast<std::size_t>(it - m.steps.begin())] = &w;
-    }
-  }
-};
-
 report relative_score_rule(const diagnose::job_model& m) {
   report rep;
   rep.world_size = m.world_size;
-  const windows_at win(m);
+  const diagnose::window_index win(m);
   const std::size_t R = m.rank_count(), W = (m.step_count() + window - 1) / window;
   std::vector<std::vector<char>> flagged(R, std::vector<char>(W, 0));
   for (std::size_t w = 0; w < W; ++w) {
@@ -84,7 +72,7 @@ report relative_score_rule(const diagnose::job_model& m) {
     std::vector<std::map<name_id, std::pair<double, double>>> sums(R);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t s = w * window; s < std::min(m.step_count(), (w + 1) * window); ++s)
-        if (const auto* x = win.at[r * win.steps + s])
+        if (const auto* x = win.window(static_cast<int>(r), s))
           for (const auto& k : x->kernels) {
             if (m.kernel_classes[k.key] == kernel_class::communication) continue;
             auto& v = sums[r][k.key];
@@ -125,7 +113,8 @@ report same_position_rule(const diagnose::job_model& m, const topology& topo) {
   const dim_set position{parallel_dim::dp};
   for (std::size_t w = 0; w < W; ++w)
     for (std::size_t r = 0; r < R; ++r) {
-      const auto peers = topo.group(static_cast<int>(r), position | dim_set{parallel_dim::cp} | dim_set{parallel_dim::ep});
+      const auto peers =
+          topo.group(static_cast<int>(r), position | dim_set{parallel_dim::cp} | dim_set{parallel_dim::ep});
       std::vector<double> v;
       for (int p : peers)
         v.push_back(window_median([&](std::size_t s) { return m.phase_ns(static_cast<std::size_t>(p), 0, s); }, w));
@@ -134,7 +123,7 @@ report same_position_rule(const diagnose::job_model& m, const topology& topo) {
     }
   add_runs(rep, m, flagged, {}, "L2", "straggler");
   // Groups: a tp or dp group's collective time per launch against the same-stage groups.
-  const windows_at win(m);
+  const diagnose::window_index win(m);
   for (parallel_dim d : {parallel_dim::tp, parallel_dim::dp}) {
     if (topo.size(d) <= 1) continue;
     const int G = topo.group_count(d);
@@ -148,9 +137,10 @@ report same_position_rule(const diagnose::job_model& m, const topology& topo) {
         for (int r : topo.group_members(d, g)) {
           double t = 0, n = 0;
           for (std::size_t s = w * window; s < std::min(S, (w + 1) * window); ++s)
-            if (const auto* x = win.at[static_cast<std::size_t>(r) * win.steps + s])
+            if (const auto* x = win.window(r, s))
               for (const auto& k : x->kernels)
-                if (m.kernel_classes[k.key] == kernel_class::communication && !is_point_to_point(m.kernel_names[k.key])) {
+                if (m.kernel_classes[k.key] == kernel_class::communication &&
+                    !is_point_to_point(m.kernel_names[k.key])) {
                   t += k.total_ns;
                   n += static_cast<double>(k.count);
                 }
@@ -198,24 +188,28 @@ int main(int argc, char** argv) {
   int seeds = 3, steps = 20;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc)
+      seeds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
     else {
       std::fprintf(stderr, "usage: sensitivity [--seeds N] [--steps N] [--quick]\n");
       return 2;
     }
   }
   // Four dp groups per stage at both sizes, so that dp links have same-stage groups to compare.
-  const std::vector<layout_case> layouts = quick ? std::vector<layout_case>{{"64", "tp=4,pp=2,dp=8"}}
-                                                 : std::vector<layout_case>{{"64", "tp=4,pp=2,dp=8"},
-                                                                            {"512", "tp=4,pp=4,dp=32"}};
+  const std::vector<layout_case> layouts =
+      quick ? std::vector<layout_case>{{"64", "tp=4,pp=2,dp=8"}}
+            : std::vector<layout_case>{{"64", "tp=4,pp=2,dp=8"}, {"512", "tp=4,pp=4,dp=32"}};
   const double severities[] = {1.0, 0.5, 0.25, 0.1};
   const double noises[] = {1.0, 2.0};
   const auto t0 = std::chrono::steady_clock::now();
-  std::printf("Cells: failslow recall/precision [kernel or group right] | relative score < 0.75 | same-position "
-              ">= 1.2x; healthy rows count false positives. %d seeds x %d steps per cell, onset at step 6.\n\n",
-              seeds, steps);
+  std::printf(
+      "Cells: failslow recall/precision [kernel or group right] | relative score < 0.75 | same-position "
+      ">= 1.2x; healthy rows count false positives. %d seeds x %d steps per cell, onset at step 6.\n\n",
+      seeds, steps);
   for (double noise : noises) {
     std::printf("### noise x%.0f\n\n| scenario | ranks |", noise);
     for (double sev : severities) std::printf(" severity %.2g |", sev);
@@ -245,12 +239,12 @@ int main(int argc, char** argv) {
             diagnose::model_options mo;
             mo.keep_windows = true;
             diagnose::job_model_builder b(mo);
-            auto run = sim::simulate_summaries(
-                cfg, sc, so,
-                [&](compress::window_summary&& w) {
-                  b.add_window(std::move(w), [](name_id k) { return sim::kernel_key_name(k); });
-                },
-                {});
+            auto run =
+                sim::simulate_summaries(cfg, sc, so,
+                                        [&](compress::window_summary&& w) {
+                                          b.add_window(std::move(w), [](name_id k) { return sim::kernel_key_name(k); });
+                                        },
+                                        {});
             const auto model = b.finish();
             const topology topo(cfg.sizes, cfg.order);
             const auto rep = diagnose::diagnose(model, topo);

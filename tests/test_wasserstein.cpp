@@ -283,7 +283,9 @@ TEST_CASE("W1 of quantile-grid vectors is within 0.1 % of the mean of the exact 
   // The documented accuracy (quantile_grid.hpp): the scipy pairs, then random mixtures of 1-4
   // clusters, truncated or not, with point masses, against the Gauss-Kronrod integral.
   const quantile_grid grid(256);
-  auto mean_of = [&](const std::vector<double>& q) { return std::accumulate(q.begin(), q.end(), 0.0) / static_cast<double>(q.size()); };
+  auto mean_of = [&](const std::vector<double>& q) {
+    return std::accumulate(q.begin(), q.end(), 0.0) / static_cast<double>(q.size());
+  };
   const auto fx = failslow_test::load_fixture("stats/lognormal.json");
   auto exact_vector = [&](const lognormal_mixture& m) {  // root-finding quantiles, same grid
     std::vector<double> q;

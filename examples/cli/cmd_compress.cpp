@@ -82,8 +82,8 @@ std::size_t minimal_kineto_bytes(std::string_view name, const failslow::event& e
   const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
   const std::size_t device = len(static_cast<int>(e.device)), stream = len(static_cast<unsigned>(e.stream));
   return fixed.size() + 2 * (device + stream) + len(us(e.start_ns), std::chars_format::fixed, 3) +
-         len(us(e.duration_ns()), std::chars_format::fixed, 3) +
-         len(static_cast<unsigned long long>(e.correlation)) + name.size();
+         len(us(e.duration_ns()), std::chars_format::fixed, 3) + len(static_cast<unsigned long long>(e.correlation)) +
+         name.size();
 }
 
 double quantile_of_sorted(const std::vector<double>& x, double p) {
@@ -266,15 +266,10 @@ void run(const compress_options& o) {
                 {"vs_32B_records", ratio(total.compressed * 32)}};
   // sampled: the figures come from part of the windows (never with --no-fidelity: no figures).
   const bool sampled = mode == fidelity_mode::sample && windows_evaluated < stream.size();
-  j["fidelity"] = {{"mode", to_string(mode)},
-                   {"sampled", sampled},
-                   {"windows_evaluated", windows_evaluated},
-                   {"windows_total", stream.size()},
-                   {"pairs", rel_w1.size()},
-                   {"zero_duration_pairs", zero_mean_keys},
-                   {"pairs_total", pairs_total},
-                   {"w1_rel_median", nullptr},
-                   {"w1_rel_p95", nullptr}};
+  j["fidelity"] = {
+      {"mode", to_string(mode)},        {"sampled", sampled},       {"windows_evaluated", windows_evaluated},
+      {"windows_total", stream.size()}, {"pairs", rel_w1.size()},   {"zero_duration_pairs", zero_mean_keys},
+      {"pairs_total", pairs_total},     {"w1_rel_median", nullptr}, {"w1_rel_p95", nullptr}};
   if (mode == fidelity_mode::sample) j["fidelity"]["sample_pairs_limit"] = o.fidelity_pairs;
   if (mode != fidelity_mode::off) {  // no numbers for what was not measured
     j["fidelity"]["w1_rel_median"] = quantile_of_sorted(rel_w1, 0.5);

@@ -85,6 +85,12 @@ inline std::string placement(const topology& topo, int rank) {
   return s;
 }
 
+/// "rank 39 (tp:19, dp:5, stage 2)": a rank as sentences name it.
+inline std::string rank_placed(const topology& topo, int rank) {
+  const std::string where = placement(topo, rank);
+  return "rank " + std::to_string(rank) + (where.empty() ? "" : " (" + where + ")");
+}
+
 inline finding l1_finding(const job_model& m, const slow_window& w) {
   finding f;
   f.level = "L1";
@@ -178,7 +184,6 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
       .add("job_slowdown", st.job_slowdown)
       .add("compared_within", st.compared_within);
   if (!also.empty()) f.evidence.add("also_slow", also);
-  const std::string where = placement(topo, st.rank);
   const bool own = st.compared_within == "own history";
   const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");
   std::string effect;
@@ -195,8 +200,8 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step)";
-  f.summary = "rank " + std::to_string(st.rank) + (where.empty() ? "" : " (" + where + ")") + " is a " +
-              straggler_kind_words(ph) + " straggler from step " + std::to_string(f.first_step) +
+  f.summary = rank_placed(topo, st.rank) + " is a " + straggler_kind_words(ph) + " straggler from step " +
+              std::to_string(f.first_step) +
               (f.last_step != m.steps.back() ? " to " + std::to_string(f.last_step) : "") + ": " + effect;
   if (st.waiting_ranks > 0)
     f.summary +=
@@ -262,11 +267,10 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
   const std::string also = kernel_list(m, d.also);
   if (!also.empty()) f.evidence.add("also_degraded", kernel_list_full(m, d.also));
   f.evidence.add("detector", d.detector);
-  const std::string where = placement(topo, d.rank);
   if (d.detector == "ewma-trend") {
     f.evidence.add("ewma_excess", d.ewma_excess).add("alarm_step", static_cast<double>(m.steps[d.alarm_step]));
-    f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") + ": " +
-                io::detail::format_kernel_name(f.kernel) + " grows slower from step " + std::to_string(f.first_step) +
+    f.summary = rank_placed(topo, d.rank) + ": " + io::detail::format_kernel_name(f.kernel) +
+                " grows slower from step " + std::to_string(f.first_step) +
                 ": its W1 to its group's distribution rose by " + format_ratio(1 + d.ewma_excess) +
                 " of the group's mean (EWMA alarm at step " + std::to_string(m.steps[d.alarm_step]) + "), " +
                 format_ratio(d.ratio) + " its peers per launch over these steps (" + format_duration(d.observed_ns) +
@@ -274,16 +278,15 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
     return f;
   }
   const bool own = d.compared_within == "own history";
-  f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") + ": " +
-              io::detail::format_kernel_name(f.kernel) + " runs " +
-              format_ratio(d.ratio) + (own ? " its own earlier launches" : " its " + std::to_string(d.peers.size()) +
-                                                                         (d.peers.size() == 1 ? " peer" : " peers")) +
-              " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) +
-              " vs " + format_duration(d.baseline_ns) + " per launch, " + format_duration(d.lost_ns_per_step) +
-              " lost per step";
+  f.summary =
+      rank_placed(topo, d.rank) + ": " + io::detail::format_kernel_name(f.kernel) + " runs " + format_ratio(d.ratio) +
+      (own ? " its own earlier launches"
+           : " its " + std::to_string(d.peers.size()) + (d.peers.size() == 1 ? " peer" : " peers")) +
+      " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " +
+      format_duration(d.baseline_ns) + " per launch, " + format_duration(d.lost_ns_per_step) + " lost per step";
   if (!own && d.peer_w1_ns >= 0)
-    f.summary += "; W1 " + format_duration(d.w1_ns) + " to its group's distribution, peers " +
-                 format_duration(d.peer_w1_ns);
+    f.summary +=
+        "; W1 " + format_duration(d.w1_ns) + " to its group's distribution, peers " + format_duration(d.peer_w1_ns);
   f.summary += ")";
   if (!also.empty()) f.summary += "; also " + also;
   return f;
@@ -314,8 +317,8 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
   if (!also.empty()) f.evidence.add("also_slow", kernel_list_full(m, d.also));
   const bool own = d.compared_within == "own history";
   f.summary = "link " + d.group + " (" + std::to_string(d.ranks.size()) + " ranks) transfers " +
-              io::detail::format_kernel_name(f.kernel) + " " +
-              format_ratio(d.ratio) + (own ? " its own earlier pace" : " the same-stage " + std::string(to_string(d.dim)) + " groups'") +
+              io::detail::format_kernel_name(f.kernel) + " " + format_ratio(d.ratio) +
+              (own ? " its own earlier pace" : " the same-stage " + std::string(to_string(d.dim)) + " groups'") +
               " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.transfer_ns) +
               " vs " + format_duration(d.baseline_transfer_ns) + " per launch for its fastest rank; the others wait " +
               format_duration(std::max(0.0, d.wait_ns)) + " more)";
@@ -352,11 +355,10 @@ inline finding l3_outlier_finding(const job_model& m, const topology& topo, cons
   for (std::size_t i = 1; i < d.deviation.size(); ++i)
     if (std::fabs(d.deviation[i]) > std::fabs(d.deviation[worst])) worst = i;
   if (!d.features.empty()) f.phase = d.features[worst];
-  const std::string where = placement(topo, d.rank);
-  f.summary = "rank " + std::to_string(d.rank) + (where.empty() ? "" : " (" + where + ")") +
-              " departs from its " + std::to_string(d.peers.size()) + " peers in its joint profile in " +
-              std::to_string(d.windows_flagged) + " of " + std::to_string(d.windows) + " windows from step " +
-              std::to_string(f.first_step) + " (Mahalanobis distance " + format_ratio(d.distance).substr(0, format_ratio(d.distance).size() - 1) +
+  f.summary = rank_placed(topo, d.rank) + " departs from its " + std::to_string(d.peers.size()) +
+              " peers in its joint profile in " + std::to_string(d.windows_flagged) + " of " +
+              std::to_string(d.windows) + " windows from step " + std::to_string(f.first_step) +
+              " (Mahalanobis distance " + format_ratio(d.distance).substr(0, format_ratio(d.distance).size() - 1) +
               " > " + format_ratio(d.threshold).substr(0, format_ratio(d.threshold).size() - 1) +
               "; robust deviations:" + devs + ")";
   return f;
@@ -382,9 +384,10 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
       .add("stage_ranks", std::vector<double>(d.ranks.begin(), d.ranks.end()))
       .add("job_slowdown", d.job_slowdown);
   f.summary = "pipeline stage " + std::to_string(d.stage) + " (" + std::to_string(d.ranks.size()) +
-              " ranks) computes " + format_ratio(d.ratio) + " its own earlier pace, relative to the other stages, from step " +
-              std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " +
-              format_duration(d.baseline_ns) + " per step for its fastest rank)";
+              " ranks) computes " + format_ratio(d.ratio) +
+              " its own earlier pace, relative to the other stages, from step " + std::to_string(f.first_step) +
+              until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " + format_duration(d.baseline_ns) +
+              " per step for its fastest rank)";
   if (!d.kernels.empty()) {
     f.summary += "; slowest kernels " + kernel_list(m, d.kernels);
     f.evidence.add("kernels", kernel_list_full(m, d.kernels));
@@ -427,8 +430,8 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     // With kernel summaries, the kernels that explain a work straggler's excess (attribution,
     // not a test: L2 has shown the rank is slow; L3 tests kernels on their own).
     if (m.phases[st.phase].role != phase_role::work) continue;
-    const auto shares = attribute_kernels(m, st.rank, st.compared_within == "own history" ? std::vector<int>{} : st.peers,
-                                          st.first, st.last);
+    const auto shares = attribute_kernels(
+        m, st.rank, st.compared_within == "own history" ? std::vector<int>{} : st.peers, st.first, st.last);
     if (shares.empty()) continue;
     auto& f = rep.findings.back();
     f.kernel = m.kernel_names[shares.front().key];

@@ -24,7 +24,8 @@
 //   exact count and total and the duration clusters) when the builder was asked to keep them
 //   (model_options::keep_windows; from traces they are compressed per step with
 //   compress/trace_windows.hpp), for the kernel-level diagnosis; window id = step number; their
-//   keys index kernel_names / kernel_classes (one key space for all sources).
+//   keys index kernel_names / kernel_classes (one key space for all sources); window_index
+//   finds them by (rank, step index).
 //
 //   job_model_builder assembles a model from any source, one piece at a time:
 //     add_trace(rank, trace, names)    a recorded trace: steps (trace/steps.hpp), breakdown
@@ -130,6 +131,33 @@ struct job_model {
       if (has_rank[i]) r.push_back(static_cast<int>(i));
     return r;
   }
+};
+
+/// The kept windows of a model by (rank, step index), for the levels that read kernels.
+/// O(windows) to build; window() and find() O(1) and O(log keys).
+class window_index {
+ public:
+  explicit window_index(const job_model& m) : steps_(m.step_count()), at_(m.rank_count() * m.step_count(), nullptr) {
+    for (const auto& w : m.windows) {
+      if (w.rank < 0 || static_cast<std::size_t>(w.rank) >= m.rank_count()) continue;
+      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id));
+      if (it == m.steps.end() || *it != static_cast<std::int64_t>(w.window_id)) continue;
+      at_[static_cast<std::size_t>(w.rank) * steps_ + static_cast<std::size_t>(it - m.steps.begin())] = &w;
+    }
+  }
+  /// The window of `rank` at model step index `step`, or null.
+  const compress::window_summary* window(int rank, std::size_t step) const {
+    return at_[static_cast<std::size_t>(rank) * steps_ + step];
+  }
+  /// Its summary of kernel key `key`, or null.
+  const compress::kernel_summary* find(int rank, std::size_t step, std::size_t key) const {
+    const auto* w = window(rank, step);
+    return w ? w->find(static_cast<name_id>(key)) : nullptr;
+  }
+
+ private:
+  std::size_t steps_ = 0;
+  std::vector<const compress::window_summary*> at_;
 };
 
 struct model_options {

@@ -77,10 +77,10 @@
 #include "failslow/detect/fdr.hpp"
 #include "failslow/detect/mahalanobis.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
-#include "failslow/io/detail/text_format.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
+#include "failslow/io/detail/text_format.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/stats/detail/student_t.hpp"
 #include "failslow/stats/quantile_grid.hpp"
@@ -125,26 +125,26 @@ inline l2_options default_kernel_options() {
 }
 
 struct l3_options {
-  std::size_t quantiles = 64;                 ///< K of the quantile grid distributions are compared on
-  bool truncated = true;                      ///< reconstruct clusters truncated to their [min, max]
+  std::size_t quantiles = 64;                     ///< K of the quantile grid distributions are compared on
+  bool truncated = true;                          ///< reconstruct clusters truncated to their [min, max]
   l2_options kernels = default_kernel_options();  ///< the test on per-kernel W1 (its routing picks the groups)
-  l2_options links = default_link_options();  ///< the test on transfer times of groups
-  l2_options stages;                          ///< the test on stages' compute time against their own history
+  l2_options links = default_link_options();      ///< the test on transfer times of groups
+  l2_options stages;                              ///< the test on stages' compute time against their own history
   bool find_kernels = true, find_links = true, find_stages = true;
   /// Intra-worker charts (KAT 3.2.2): per rank and kernel key an EWMA of its relative W1 to
   /// the group, for slowdowns that grow before the cross-rank test sees them.
   bool find_drifts = true;
-  double drift_lambda = 0.2;           ///< EWMA weight
-  double drift_L = 3.0;                ///< limit width in sigmas of the EWMA statistic
-  std::size_t drift_warmup = 5;        ///< first steps of the rank's series: its own in-control level
-  std::size_t drift_trend_run = 5;     ///< rises of the EWMA statistic the trend rule needs
+  double drift_lambda = 0.2;        ///< EWMA weight
+  double drift_L = 3.0;             ///< limit width in sigmas of the EWMA statistic
+  std::size_t drift_warmup = 5;     ///< first steps of the rank's series: its own in-control level
+  std::size_t drift_trend_run = 5;  ///< rises of the EWMA statistic the trend rule needs
   /// Inter-worker test (KAT 3.2.1): per comparable group and window of steps, each rank's
   /// feature vector against its peers' by Mahalanobis distance (Ledoit-Wolf shrinkage, the
   /// adaptive threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N))).
   bool find_outliers = true;
-  std::size_t outlier_window = 5;      ///< steps per window
-  std::size_t outlier_min_windows = 2; ///< flagged windows a rank needs (persistence)
-  std::size_t outlier_top_kernels = 3; ///< the group's costliest kernels used as features
+  std::size_t outlier_window = 5;       ///< steps per window
+  std::size_t outlier_min_windows = 2;  ///< flagged windows a rank needs (persistence)
+  std::size_t outlier_top_kernels = 3;  ///< the group's costliest kernels used as features
 };
 
 /// A rank whose joint profile (compute, memory, idle share, its top kernels' durations) is
@@ -153,12 +153,12 @@ struct outlier_rank {
   int rank = -1;
   std::string group;
   std::vector<int> peers;
-  std::size_t first = 0, last = 0;          ///< model steps of the first and last flagged window
+  std::size_t first = 0, last = 0;  ///< model steps of the first and last flagged window
   std::size_t windows_flagged = 0, windows = 0;
-  double distance = 0, threshold = 0;       ///< median D over the flagged windows; lambda
+  double distance = 0, threshold = 0;  ///< median D over the flagged windows; lambda
   double p_value = 1, q_value = 1;
-  std::vector<std::string> features;        ///< names, in the order of `deviation`
-  std::vector<double> deviation;            ///< per feature: (rank - peers' median) / (1.4826 MAD), flagged windows' median
+  std::vector<std::string> features;  ///< names, in the order of `deviation`
+  std::vector<double> deviation;      ///< per feature: (rank - peers' median) / (1.4826 MAD), flagged windows' median
 };
 
 /// A kernel key slower on one rank than on its comparable ranks (or than its own history).
@@ -179,8 +179,8 @@ struct degraded_kernel {
   std::vector<std::pair<std::size_t, double>> also;  ///< other degraded keys of the rank: (key, ratio)
   /// "cross-rank" (L2's test on W1) or "ewma-trend" (the rank's own chart: z/alarm fields set)
   std::string detector = "cross-rank";
-  double ewma_excess = 0;          ///< the chart's last statistic over the rank's level, relative to the group
-  std::size_t alarm_step = 0;      ///< model step index of the first alarm (ewma-trend)
+  double ewma_excess = 0;      ///< the chart's last statistic over the rank's level, relative to the group
+  std::size_t alarm_step = 0;  ///< model step index of the first alarm (ewma-trend)
 };
 
 /// A process group whose collectives transfer slower than those of the same position.
@@ -188,7 +188,7 @@ struct degraded_link {
   parallel_dim dim = parallel_dim::dp;
   int index = 0;  ///< the group's index along dim (core/topology.hpp numbering)
   std::string group;
-  std::size_t key = 0;  ///< the collective (job_model::kernel_names)
+  std::size_t key = 0;          ///< the collective (job_model::kernel_names)
   std::string compared_within;  ///< "same-stage groups" or "own history"
   std::size_t first = 0, last = 0, elevated_steps = 0;
   double z = 0, p_value = 1, q_value = 1;
@@ -244,24 +244,6 @@ inline job_model derived_model(const job_model& m, std::size_t members, const st
   return d;
 }
 
-// (rank, step index) -> the kept window, or null.
-struct window_index {
-  std::size_t steps = 0;
-  std::vector<const compress::window_summary*> at;
-  window_index(const job_model& m) : steps(m.step_count()), at(m.rank_count() * m.step_count(), nullptr) {
-    for (const auto& w : m.windows) {
-      if (w.rank < 0 || static_cast<std::size_t>(w.rank) >= m.rank_count()) continue;
-      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id));
-      if (it == m.steps.end() || *it != static_cast<std::int64_t>(w.window_id)) continue;
-      at[static_cast<std::size_t>(w.rank) * steps + static_cast<std::size_t>(it - m.steps.begin())] = &w;
-    }
-  }
-  const compress::kernel_summary* find(int rank, std::size_t step, std::size_t key) const {
-    const auto* w = at[static_cast<std::size_t>(rank) * steps + step];
-    return w ? w->find(static_cast<name_id>(key)) : nullptr;
-  }
-};
-
 // The typical launch: the p50 of the cluster that holds the middle launch (exact for a key with
 // one cluster). Robust to the long waits a few launches of a collective carry.
 inline double median_launch(const compress::kernel_summary& k) {
@@ -298,7 +280,7 @@ inline void median_vector(const std::vector<const double*>& rows, std::size_t k,
 
 /// What one kernel key contributes to a rank's slowdown over steps [first, last].
 struct kernel_share {
-  std::size_t key = 0;  ///< index into job_model::kernel_names
+  std::size_t key = 0;                                            ///< index into job_model::kernel_names
   double observed_ns = std::numeric_limits<double>::quiet_NaN();  ///< the rank's mean per launch
   double baseline_ns = std::numeric_limits<double>::quiet_NaN();  ///< the peers' (or its own outside)
   double ratio = std::numeric_limits<double>::quiet_NaN();
@@ -310,8 +292,9 @@ namespace detail {
 
 // Per step the rank's mean per launch against the peers' median (medians over the steps); with
 // no peers, against the rank's own steps outside [first, last].
-inline kernel_share kernel_share_of(const job_model& m, const window_index& win, int rank, const std::vector<int>& peers,
-                                    std::size_t key, std::size_t first, std::size_t last) {
+inline kernel_share kernel_share_of(const job_model& m, const window_index& win, int rank,
+                                    const std::vector<int>& peers, std::size_t key, std::size_t first,
+                                    std::size_t last) {
   kernel_share c;
   c.key = key;
   std::vector<double> own, base, launches, col;
@@ -355,7 +338,7 @@ inline std::vector<kernel_share> attribute_kernels(const job_model& m, int rank,
   std::vector<kernel_share> out;
   if (m.windows.empty() || rank < 0 || static_cast<std::size_t>(rank) >= m.rank_count() || last >= m.step_count())
     return out;
-  const detail::window_index win(m);
+  const window_index win(m);
   for (std::size_t key = 0; key < m.kernel_names.size(); ++key) {
     if (m.kernel_classes[key] == kernel_class::communication) continue;
     auto c = detail::kernel_share_of(m, win, rank, peers, key, first, last);
@@ -375,23 +358,20 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   if (o.quantiles == 0) throw invalid_argument("find_degraded: quantiles must be >= 1");
   l3_result out;
   if (m.windows.empty()) {
-    out.notes.push_back("L3: no per-step kernel summaries were kept (model_options::keep_windows): no kernel, link "
-                        "or stage diagnosis");
+    out.notes.push_back(
+        "L3: no per-step kernel summaries were kept (model_options::keep_windows): no kernel, link "
+        "or stage diagnosis");
     return out;
   }
   const std::size_t R = m.rank_count(), S = m.step_count(), K = o.quantiles;
-  const detail::window_index win(m);
+  const window_index win(m);
   const stats::quantile_grid grid(K);
 
-  // Series for the intra-worker charts, filled by the kernel comparison: per rank and key its
-  // signed W1 relative to the group's mean, step by step, and the group's pooled robust sd.
-  struct drift_input {
-    int rank;
-    std::size_t jj;
-    double sd;
-    std::vector<double> values;
-  };
-  std::vector<drift_input> drift_series;
+  // For the intra-worker charts, filled by the kernel comparison: per rank, key (index into
+  // drift_keys) and step the mean per launch over the group's median minus 1, and per rank and
+  // key the group's pooled robust sd of it (NaN: not compared in a group).
+  xt::xtensor<double, 3> rel;
+  xt::xtensor<double, 2> rel_sd;
   std::vector<std::size_t> drift_keys;
   auto drift_peers = [&](int rank, std::size_t jj) {
     const std::size_t key = drift_keys[jj];
@@ -428,14 +408,12 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t p = 0; p < class_phase_count; ++p)
         for (std::size_t s = 0; s < S; ++s) km.phase_ns(r, p, s) = m.phase_ns(r, p, s);
-    std::vector<double> qbuf, med, col;
+    std::vector<double> qbuf, med, launch;
     std::vector<int> who;
     std::vector<const double*> rows;
-    // For the intra-worker charts: the signed W1 relative to the group's mean, and the group's
-    // pooled robust sd of it, per rank and key.
-    xt::xtensor<double, 3> rel = xt::xtensor<double, 3>::from_shape({R, keys.size(), S});
+    rel = xt::xtensor<double, 3>::from_shape({R, keys.size(), S});
     rel.fill(detail::l3_nan);
-    xt::xtensor<double, 2> rel_sd = xt::xtensor<double, 2>::from_shape({R, keys.size()});
+    rel_sd = xt::xtensor<double, 2>::from_shape({R, keys.size()});
     rel_sd.fill(detail::l3_nan);
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       const std::size_t key = keys[jj], p = class_phase_count + jj;
@@ -444,12 +422,14 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         std::vector<double> deviations;
         for (std::size_t s = 0; s < S; ++s) {
           who.clear();
+          launch.clear();
           qbuf.resize(g.members.size() * K);
           for (int r : g.members) {
             const auto* ks = win.find(r, s, key);
             if (!ks || ks->clusters.empty()) continue;
             stats::quantile_vector(ks->distribution(o.truncated), grid, qbuf.data() + who.size() * K);
             who.push_back(r);
+            launch.push_back(detail::per_launch(*ks));
           }
           if (who.size() < o.kernels.min_group) {  // no peers: the mean, for its own history
             for (std::size_t i = 0; i < who.size(); ++i)
@@ -460,19 +440,17 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           for (std::size_t i = 0; i < who.size(); ++i) rows.push_back(qbuf.data() + i * K);
           detail::median_vector(rows, K, med);
           const double ref = detail::mean_of(med.data(), K);
-          col.clear();
           for (std::size_t i = 0; i < who.size(); ++i) {
             const double w = stats::wasserstein1_quantiles(rows[i], med.data(), K);
             const double shift = detail::mean_of(rows[i], K) - ref;
             km.phase_ns(static_cast<std::size_t>(who[i]), p, s) = ref + (shift >= 0 ? w : -w);
-            col.push_back(detail::per_launch(*win.find(who[i], s, key)));
           }
           // The charts' series: the mean per launch over the group's median, minus 1 (a
           // continuous, centred value; the signed W1 is bimodal around 0 for a healthy rank).
-          const double mid = stats::median(col);
+          const double mid = stats::median(launch);
           if (mid > 0)
             for (std::size_t i = 0; i < who.size(); ++i) {
-              const double e = col[i] / mid - 1;
+              const double e = launch[i] / mid - 1;
               rel(static_cast<std::size_t>(who[i]), jj, s) = e;
               deviations.push_back(std::fabs(e));
             }
@@ -483,14 +461,6 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       }
     }
     drift_keys = keys;
-    if (o.find_drifts)
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t jj = 0; jj < keys.size(); ++jj) {
-          if (!std::isfinite(rel_sd(r, jj))) continue;
-          drift_input di{static_cast<int>(r), jj, rel_sd(r, jj), std::vector<double>(S)};
-          for (std::size_t s = 0; s < S; ++s) di.values[s] = rel(r, jj, s);
-          drift_series.push_back(std::move(di));
-        }
     const auto res = find_stragglers(km, topo, l1, o.kernels);
     out.tests += res.tests;
     for (const auto& n : res.notes) out.notes.push_back("L3 kernels: " + n.substr(n.rfind("L2: ", 0) == 0 ? 4 : 0));
@@ -506,8 +476,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         if (std::isfinite(c.observed_ns)) costs.push_back(c);
       }
       if (costs.empty()) continue;
-      std::stable_sort(costs.begin(), costs.end(),
-                       [](const kernel_share& a, const kernel_share& b) { return a.lost_ns_per_step > b.lost_ns_per_step; });
+      std::stable_sort(costs.begin(), costs.end(), [](const kernel_share& a, const kernel_share& b) {
+        return a.lost_ns_per_step > b.lost_ns_per_step;
+      });
       // With fewer than 8 comparable ranks the deviations from a per-step median of so few
       // understate the spread (the median sits between the middle values): such a claim needs
       // L2's 3 % on the mean per launch, not the 1 % floor (a 1.01x false claim in 4-rank groups).
@@ -557,14 +528,15 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         for (const double* row : rows) spread.push_back(stats::wasserstein1_quantiles(row, med.data(), K));
         d.peer_w1_ns = stats::median(spread);
         for (std::size_t i = 1; i < members.size(); ++i)
-          d.w1_row.push_back(n[i] ? stats::wasserstein1_quantiles(bary.data(), bary.data() + i * K, K) : detail::l3_nan);
+          d.w1_row.push_back(n[i] ? stats::wasserstein1_quantiles(bary.data(), bary.data() + i * K, K)
+                                  : detail::l3_nan);
       }
       out.kernels.push_back(std::move(d));
     }
   }
 
   // ---- drifts: intra-worker EWMA charts ------------------------------------------------------
-  if (o.find_kernels && o.find_drifts && !drift_series.empty()) {
+  if (o.find_kernels && o.find_drifts && !drift_keys.empty()) {
     std::vector<double> pvals;
     struct chart_result {
       int rank;
@@ -572,64 +544,67 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       double excess, sd;
     };
     std::vector<chart_result> charted;
-    const double excess_sd = std::sqrt(o.drift_lambda / (2 - o.drift_lambda) +
-                                       1.5707963267948966 / static_cast<double>(o.drift_warmup));
+    const double excess_sd =
+        std::sqrt(o.drift_lambda / (2 - o.drift_lambda) + 1.5707963267948966 / static_cast<double>(o.drift_warmup));
     // Ranks the cross-rank test already reported are not charted: their charts would only
     // loosen the Benjamini-Hochberg threshold for the others.
     std::vector<bool> reported(R, false);
     for (const auto& d : out.kernels) reported[static_cast<std::size_t>(d.rank)] = true;
-    for (const auto& ds : drift_series) {
-      if (reported[static_cast<std::size_t>(ds.rank)]) continue;
-      // The rank's own level: the median of its first drift_warmup finite values.
-      std::vector<std::size_t> idx;
-      for (std::size_t s = 0; s < S; ++s)
-        if (std::isfinite(ds.values[s])) idx.push_back(s);
-      if (idx.size() < o.drift_warmup + o.drift_trend_run + 1) continue;
-      std::vector<double> warm, steps_apart;
-      for (std::size_t i = 0; i < o.drift_warmup; ++i) warm.push_back(ds.values[idx[i]]);
-      // The rank's own noise, from its step-to-step differences (a drift or a shift barely moves
-      // their median): a rank noisier than its group must not chart against the group's sd.
-      for (std::size_t i = 1; i < idx.size(); ++i) steps_apart.push_back(std::fabs(ds.values[idx[i]] - ds.values[idx[i - 1]]));
-      const double sd = std::max(ds.sd, stats::mad_to_sigma * stats::median(steps_apart) / std::sqrt(2.0));
-      detect::ewma_options eo;
-      eo.lambda = o.drift_lambda;
-      eo.L = o.drift_L;
-      eo.side = detect::chart_side::upper;
-      eo.trend_run = o.drift_trend_run;
-      eo.trend_on = detect::trend_source::statistic;
-      eo.baseline.mode = detect::baseline_mode::known;
-      eo.baseline.mu = stats::median(warm);
-      eo.baseline.sigma = sd;
-      detect::ewma_chart<double> chart(eo);
-      bool alarm = false, trend = false;
-      std::size_t first_alarm = 0, first_trend = 0;
-      double z = eo.baseline.mu;
-      for (std::size_t i = o.drift_warmup; i < idx.size(); ++i) {
-        const auto pt = chart.update(ds.values[idx[i]]);
-        z = pt.z;
-        if (pt.state == detect::chart_state::alarm && !alarm) {
-          alarm = true;
-          first_alarm = idx[i];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t jj = 0; jj < drift_keys.size(); ++jj) {
+        if (reported[r] || !std::isfinite(rel_sd(r, jj))) continue;
+        auto value = [&](std::size_t s) { return rel(r, jj, s); };
+        // The rank's own level: the median of its first drift_warmup finite values.
+        std::vector<std::size_t> idx;
+        for (std::size_t s = 0; s < S; ++s)
+          if (std::isfinite(value(s))) idx.push_back(s);
+        if (idx.size() < o.drift_warmup + o.drift_trend_run + 1) continue;
+        std::vector<double> warm, steps_apart;
+        for (std::size_t i = 0; i < o.drift_warmup; ++i) warm.push_back(value(idx[i]));
+        // The rank's own noise, from its step-to-step differences (a drift or a shift barely moves
+        // their median): a rank noisier than its group must not chart against the group's sd.
+        for (std::size_t i = 1; i < idx.size(); ++i)
+          steps_apart.push_back(std::fabs(value(idx[i]) - value(idx[i - 1])));
+        const double sd = std::max(rel_sd(r, jj), stats::mad_to_sigma * stats::median(steps_apart) / std::sqrt(2.0));
+        detect::ewma_options eo;
+        eo.lambda = o.drift_lambda;
+        eo.L = o.drift_L;
+        eo.side = detect::chart_side::upper;
+        eo.trend_run = o.drift_trend_run;
+        eo.trend_on = detect::trend_source::statistic;
+        eo.baseline.mode = detect::baseline_mode::known;
+        eo.baseline.mu = stats::median(warm);
+        eo.baseline.sigma = sd;
+        detect::ewma_chart<double> chart(eo);
+        bool alarm = false, trend = false;
+        std::size_t first_alarm = 0, first_trend = 0;
+        double z = eo.baseline.mu;
+        for (std::size_t i = o.drift_warmup; i < idx.size(); ++i) {
+          const auto pt = chart.update(value(idx[i]));
+          z = pt.z;
+          if (pt.state == detect::chart_state::alarm && !alarm) {
+            alarm = true;
+            first_alarm = idx[i];
+          }
+          if (pt.trend && !trend) {
+            trend = true;
+            first_trend = idx[i];
+          }
         }
-        if (pt.trend && !trend) {
-          trend = true;
-          first_trend = idx[i];
-        }
+        ++out.tests;
+        const double excess = z - eo.baseline.mu;
+        // p of the last statistic under "in control": the EWMA of iid values has sd
+        // sigma sqrt(l/(2-l)), and the level it is measured from is itself a median of drift_warmup
+        // values (variance ~ pi/2 sigma^2 / n), so the excess has sd sigma sqrt(l/(2-l) + pi/(2n)),
+        // sigma the larger of the group's pooled sd and the rank's own.
+        // Only a chart that alarmed, saw its statistic rise for trend_run steps and ends min_effect
+        // above the rank's level is a drift.
+        const bool drift = alarm && trend && excess >= o.kernels.min_effect;
+        // Student-t with the differences' degrees of freedom: sd is estimated from this series.
+        pvals.push_back(drift ? stats::detail::student_t_upper_tail(excess / (sd * excess_sd), steps_apart.size() - 1)
+                              : 1.0);
+        charted.push_back({static_cast<int>(r), jj, first_alarm, std::min(first_alarm, first_trend), excess, sd});
       }
-      ++out.tests;
-      const double excess = z - eo.baseline.mu;
-      // p of the last statistic under "in control": the EWMA of iid values has sd
-      // sigma sqrt(l/(2-l)), and the level it is measured from is itself a median of drift_warmup
-      // values (variance ~ pi/2 sigma^2 / n), so the excess has sd sigma sqrt(l/(2-l) + pi/(2n)),
-      // sigma the larger of the group's pooled sd and the rank's own.
-      // Only a chart that alarmed, saw its statistic rise for trend_run steps and ends min_effect
-      // above the rank's level is a drift.
-      const bool drift = alarm && trend && excess >= o.kernels.min_effect;
-      // Student-t with the differences' degrees of freedom: sd is estimated from this series.
-      pvals.push_back(drift ? stats::detail::student_t_upper_tail(excess / (sd * excess_sd), steps_apart.size() - 1)
-                            : 1.0);
-      charted.push_back({ds.rank, ds.jj, first_alarm, std::min(first_alarm, first_trend), excess, sd});
-    }
     if (!pvals.empty()) {
       const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
       std::map<int, std::size_t> best;  // rank -> index into charted: the largest excess
@@ -684,7 +659,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         std::map<std::size_t, double> cost;
         for (int r : g.members)
           for (std::size_t s = 0; s < S; ++s)
-            if (const auto* w = win.at[static_cast<std::size_t>(r) * S + s])
+            if (const auto* w = win.window(r, s))
               for (const auto& k : w->kernels)
                 if (m.kernel_classes[k.key] != kernel_class::communication) cost[k.key] += k.total_ns;
         std::vector<std::pair<double, std::size_t>> by_cost;
@@ -783,8 +758,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           ++out.tests;
           c.o.windows = windows;
           c.o.windows_flagged = c.flagged.size();
-          const double others = static_cast<double>(total_flags - c.flagged.size()) /
-                                static_cast<double>(windows * (N - 1));
+          const double others =
+              static_cast<double>(total_flags - c.flagged.size()) / static_cast<double>(windows * (N - 1));
           double p = 1;
           if (c.flagged.size() >= o.outlier_min_windows)
             p = detail::binomial_upper_tail(c.flagged.size(), windows, std::max(others, 0.01));
@@ -857,12 +832,13 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       const std::size_t per_stage = by_stage.front().size();
       std::vector<int> order;  // derived member -> group index along d
       for (const auto& v : by_stage) order.insert(order.end(), v.begin(), v.end());
-      if (order.size() != static_cast<std::size_t>(groups) || per_stage * static_cast<std::size_t>(stages) != order.size())
+      if (order.size() != static_cast<std::size_t>(groups) ||
+          per_stage * static_cast<std::size_t>(stages) != order.size())
         continue;  // a layout whose groups straddle stages: nothing comparable
       if (per_stage < o.links.min_group && !o.links.own_history) {
         out.notes.push_back("L3 links: " + std::to_string(per_stage) + " " + std::string(to_string(d)) +
-                            " group(s) per pipeline stage, fewer than " + std::to_string(o.links.min_group) +
-                            ": " + std::string(to_string(d)) + " links are not compared");
+                            " group(s) per pipeline stage, fewer than " + std::to_string(o.links.min_group) + ": " +
+                            std::string(to_string(d)) + " links are not compared");
         continue;
       }
       job_model gm = detail::derived_model(m, order.size(), extra);

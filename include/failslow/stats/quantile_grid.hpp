@@ -65,22 +65,28 @@ namespace detail {
 // A node in t = ln x, where each component's CDF is a normal CDF of (t - mu) / sigma; no log is
 // taken per node and interpolation costs one exp per quantile.
 struct quantile_node {
-  double t;          // ln x (-inf for a point mass at 0)
-  double f;          // F of the mixture at t (F(t-) for the lower end of a point mass)
-  double own_phi;    // Phi(z) of the owner's z at t when known exactly (a grid point), else -1
-  std::size_t owner; // the component that placed the node
+  double t;           // ln x (-inf for a point mass at 0)
+  double f;           // F of the mixture at t (F(t-) for the lower end of a point mass)
+  double own_phi;     // Phi(z) of the owner's z at t when known exactly (a grid point), else -1
+  std::size_t owner;  // the component that placed the node
 };
 
 // The component as the node evaluation needs it.
 struct component_cdf {
   double weight, mu, sigma;
-  double tlo, thi;      // ln of the truncation bounds (-inf, +inf when not truncated)
-  double flo, fspan;    // Phi(zlo) and Phi(zhi) - Phi(zlo) for truncated components
+  double tlo, thi;    // ln of the truncation bounds (-inf, +inf when not truncated)
+  double flo, fspan;  // Phi(zlo) and Phi(zhi) - Phi(zlo) for truncated components
   bool point, trunc;
 
   component_cdf(const lognormal_component& c, bool truncated)
-      : weight(c.weight), mu(c.mu), sigma(c.sigma), tlo(-std::numeric_limits<double>::infinity()),
-        thi(std::numeric_limits<double>::infinity()), flo(0), fspan(1), point(c.is_point_mass()),
+      : weight(c.weight),
+        mu(c.mu),
+        sigma(c.sigma),
+        tlo(-std::numeric_limits<double>::infinity()),
+        thi(std::numeric_limits<double>::infinity()),
+        flo(0),
+        fspan(1),
+        point(c.is_point_mass()),
         trunc(truncated && !c.is_point_mass()) {
     if (point) {
       tlo = thi = c.point > 0 ? std::log(c.point) : -std::numeric_limits<double>::infinity();

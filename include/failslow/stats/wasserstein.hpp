@@ -267,7 +267,6 @@ inline double wasserstein1(const lognormal_component& a, const lognormal_compone
   return std::abs(below) + std::abs(above);
 }
 
-
 /// Q(u_k), u_k = (k + 1/2) / K, of an ascending sorted sample, Q the empirical quantile
 /// function (inverted CDF: the exact quantile function of the sample's distribution).
 inline std::vector<double> quantile_vector_sorted(const double* x, std::size_t n, std::size_t k = 256) {
