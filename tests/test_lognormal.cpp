@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <failslow/stats/lognormal.hpp>
+#include <failslow/stats/wasserstein.hpp>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,54 @@ TEST_CASE("the mixture quantile inverts the CDF and is monotone") {
   }
   CHECK_THROWS_AS(lognormal_mixture({a}, false).quantile(1.5), domain_error);
   CHECK_THROWS_AS(lognormal_mixture({}, false), invalid_argument);
+}
+
+TEST_CASE("mixture quantiles in the far tails never fail to bracket", "[lognormal]") {
+  // Random mixtures (1-4 components, sigmas 0.001-0.8, some point masses, truncated or not)
+  // at p down to 1e-15 and up to 1 - 1e-15, where F at the bracket's ends is p up to rounding.
+  std::mt19937_64 rng(20261202);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<lognormal_component> comps(1 + trial % 4);
+    for (auto& c : comps) {
+      c.weight = 0.05 + u(rng);
+      c.mu = std::log(1e3 + 1e6 * u(rng));
+      c.sigma = u(rng) < 0.2 ? 0 : 0.001 + 0.8 * u(rng) * u(rng);
+      c.point = std::exp(c.mu);
+      c.lo = c.sigma == 0 ? c.point : std::exp(c.mu - 3 * c.sigma * (0.2 + u(rng)));
+      c.hi = c.sigma == 0 ? c.point : std::exp(c.mu + 3 * c.sigma * (0.2 + u(rng)));
+    }
+    double total = 0;
+    for (const auto& c : comps) total += c.weight;
+    for (auto& c : comps) c.weight /= total;
+    const lognormal_mixture m(comps, trial % 2 == 0);
+    double last = 0;
+    for (double p : {1e-15, 1e-14, 1e-10, 0.5, 1 - 1e-10, 1 - 1e-14, 1 - 1e-15}) {
+      INFO("trial " << trial << ", p = " << p);
+      double x = 0;
+      REQUIRE_NOTHROW(x = m.quantile(p));
+      CHECK(x >= last);
+      last = x;
+    }
+  }
+}
+
+TEST_CASE("a truncated mixture whose survival at its upper bound rounds above 1 - p", "[lognormal]") {
+  // Decoded from a simulated job's summaries: two single-launch clusters and a wide one; at
+  // p = 1 - 1e-14 the bracket's upper end gave F = p - 4e-17 and the root finder threw.
+  lognormal_component a, b, wide;
+  a.weight = b.weight = 0.0010416666666666667;
+  a.sigma = b.sigma = 0;
+  a.point = a.lo = a.hi = 148252.89972187625, a.mu = std::log(a.point);
+  b.point = b.lo = b.hi = 159008.69103763165, b.mu = std::log(b.point);
+  wide.weight = 0.99791666666666667, wide.mu = 14.094245667875249, wide.sigma = 1.0935469392285611;
+  wide.point = 1321457.2565739222, wide.lo = 160250.94643636316, wide.hi = 18758663.017939728;
+  const lognormal_mixture m({a, b, wide}, true);
+  double x = 0;
+  REQUIRE_NOTHROW(x = m.quantile(1 - 1e-14));
+  CHECK(x <= wide.hi);
+  CHECK(x > m.quantile(0.999));
+  CHECK_NOTHROW(stats::wasserstein1(m, m));
 }
 
 TEST_CASE("reconstruction from a cluster summary") {

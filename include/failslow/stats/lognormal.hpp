@@ -209,9 +209,14 @@ class lognormal_mixture {
     const double q = 1 - p;  // exact for p in [0.5, 1]
     auto gx = [&](double x) { return p <= 0.5 ? cdf(x) - p : q - survival(x); };
     auto g = [&](double t) { return gx(std::exp(t)); };
+    // In the far tails (p = 1 - 1e-14) the bracket's ends can miss p by a rounding error
+    // (F(hi) = p - 4e-17 measured): the end that reaches p up to rounding is the answer.
+    const double g_lo = g(tlo), g_hi = g(thi);
+    if (g_lo >= 0) return lo;
+    if (!(g_hi > 0)) return hi;
     std::uintmax_t iterations = 200;
-    const auto r =
-        boost::math::tools::toms748_solve(g, tlo, thi, boost::math::tools::eps_tolerance<double>(52), iterations);
+    const auto r = boost::math::tools::toms748_solve(g, tlo, thi, g_lo, g_hi,
+                                                     boost::math::tools::eps_tolerance<double>(52), iterations);
     // The smallest x with F(x) >= p: the upper end of the final bracket, unless a point mass
     // or a truncation bound below it already reaches p (F is flat or jumps there, and the
     // root finder can land anywhere on a flat stretch).
