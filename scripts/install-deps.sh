@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libeigen3-dev libboost-dev xtensor-dev
   catch2 libbenchmark-dev
-  libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev
+  libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-scipy
   clang-format clang-tidy
 )
