@@ -1,22 +1,29 @@
 // failslow diagnose [--topology tp=2,pp=4,dp=8[,cp=..,ep=..]] [--order tp-cp-ep-dp-pp]
-//   [--format text|json] [--out FILE] [--threads N] TRACE...|DIR|FILE.fsum...
+//   [--format text|json] [--out FILE] [--threads N] [--svg DIR] [--html FILE] TRACE...|DIR|FILE.fsum...
 // Loads a job (diagnose/load_job.hpp: traces or .fsum summaries), diagnoses it
 // (diagnose/diagnose.hpp: L1 slow windows, L2 stragglers, L3 degraded kernels, links and
 // stages) and writes the report as text for a
 // person (io/report_text.hpp) or JSON of schema failslow.report/1 (io/report_json.hpp). The
 // layout comes from --topology, else from the traces' pg_config, else pure data parallelism,
-// and the report says which. Exit 0 with or without findings; 2 on errors.
+// and the report says which. --svg DIR writes the figures (io/diagnosis_figures.hpp) and --html
+// FILE the one-page report (io/html_report.hpp); the report lists them under "files".
+// Exit 0 with or without findings; 2 on errors.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/load_job.hpp>
+#include <failslow/io/diagnosis_figures.hpp>
+#include <failslow/io/html_report.hpp>
 #include <failslow/io/report_json.hpp>
 #include <failslow/io/report_text.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commands.hpp"
@@ -32,7 +39,35 @@ struct diagnose_cli_options {
   std::string out;
   unsigned threads = 0;
   std::size_t width = 100;
+  std::string svg_dir;  // figures (io/diagnosis_figures.hpp) written here
+  std::string html;     // the one-page report (io/html_report.hpp)
 };
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw failslow::invalid_argument("diagnose: cannot write '" + path + "'");
+  f << text;
+  if (!f) throw failslow::invalid_argument("diagnose: writing '" + path + "' failed");
+}
+
+// The figures into --svg DIR and the page into --html FILE; the report refers to both.
+void write_figures(const diagnose_cli_options& o, const failslow::diagnose::loaded_job& job, failslow::report& rep) {
+  if (o.svg_dir.empty() && o.html.empty()) return;
+  failslow::io::figure_options fo;
+  fo.threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+  const auto figures = failslow::io::diagnosis_figures(job.model, job.topo, rep, fo);
+  if (!o.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.svg_dir, ec);
+    if (ec) throw failslow::invalid_argument("diagnose: cannot create '" + o.svg_dir + "': " + ec.message());
+    for (const auto& f : figures) write_file((std::filesystem::path(o.svg_dir) / f.file).string(), f.svg);
+    failslow::io::refer_to_figures(rep, figures, o.svg_dir);
+  }
+  if (!o.html.empty()) {
+    write_file(o.html, failslow::io::report_to_html(rep, figures));
+    rep.files.push_back({"html", o.html, "the report as one self-contained HTML page", {}});
+  }
+}
 
 // A progress bar on stderr while files load, only when stderr is a terminal.
 void draw_progress(std::size_t done, std::size_t total) {
@@ -57,7 +92,8 @@ void run(const diagnose_cli_options& o) {
   failslow::diagnose::diagnose_options dopt;
   dopt.topology_source = job.topology_source;
   dopt.layout_assumed = job.layout_assumed;
-  const auto rep = failslow::diagnose::diagnose(job.model, job.topo, dopt);
+  auto rep = failslow::diagnose::diagnose(job.model, job.topo, dopt);
+  write_figures(o, job, rep);
   const std::string text =
       o.format == "json" ? failslow::io::report_to_json(rep) + "\n" : failslow::io::report_to_text(rep, {o.width, 20});
   if (o.out.empty()) {
@@ -86,6 +122,9 @@ void add_diagnose_command(CLI::App& app) {
   cmd->add_option("-o,--out", opts->out, "write the report to FILE instead of standard output");
   cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
   cmd->add_option("--width", opts->width, "wrap the text report at this many columns (default 100)");
+  cmd->add_option("--svg", opts->svg_dir,
+                  "write the figures (rank x step heatmaps, W1 matrices, the iteration series) as SVG files into DIR");
+  cmd->add_option("--html", opts->html, "write the report with its figures as one self-contained HTML page");
   cmd->callback([opts] { run(*opts); });
 }
 

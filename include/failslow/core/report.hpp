@@ -3,7 +3,8 @@
 // Synopsis
 //   struct report: what a diagnosis found in a job, schema "failslow.report/1" (docs/report.md):
 //     world_size, steps {first, last} (ProfilerStep numbers), topology {tp, pp, dp, cp, ep,
-//     order} and where it came from, findings, and notes (what could not be diagnosed, why).
+//     order} and where it came from, findings, notes (what could not be diagnosed, why), and
+//     the files written beside it (figures: report_file, the findings each one shows).
 //   struct finding: level (L1..L4), kind (slow_window, straggler, degraded_kernel, ...), the
 //     ranks it names (empty: job-wide), optionally a group ("dp:3", "stage:1"), a phase and a
 //     kernel, the step range, a score (documented per kind), the evidence (named numbers,
@@ -93,6 +94,14 @@ struct finding {
   std::string summary;  ///< one sentence a person reads
 };
 
+/// A file written beside the report (a figure, a trace) and the findings it shows.
+struct report_file {
+  std::string kind;                   ///< "heatmap", "w1_matrix", "iteration_series", "html", ...
+  std::string path;                   ///< as the writer was given it
+  std::string title;                  ///< what it shows, for people
+  std::vector<std::size_t> findings;  ///< indices into report::findings
+};
+
 /// The layout the diagnosis assumed, and where it came from.
 struct report_topology {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
@@ -108,6 +117,7 @@ struct report {
   report_topology topology;
   std::vector<finding> findings;
   std::vector<std::string> notes;  ///< what was not diagnosed and why, missing ranks, skipped input
+  std::vector<report_file> files;  ///< files written with the report (figures); empty: none
 };
 
 /// The rank of a level string ("L1" -> 1), 0 for anything else.

@@ -8,10 +8,11 @@
 //      "topology": {"tp", "pp", "dp", "cp", "ep", "order", "source"},
 //      "findings": [{"level", "kind", "ranks": [...], "group", "phase", "kernel",
 //                    "first_step", "last_step", "score", "evidence": {...}, "summary"}],
-//      "notes": [...]}
-//   group, phase and kernel are written only when not empty; findings in the report's order
-//   (sort_by_severity in core/report.hpp sorts them). Evidence items are written in the order
-//   they were added, each as a number, a string or an array of numbers.
+//      "notes": [...], "files": [{"kind", "path", "title", "findings": [...]}]}
+//   group, phase and kernel are written only when not empty, files only when there are some
+//   (figures written beside the report; their findings are indices into "findings"); findings
+//   in the report's order (sort_by_severity in core/report.hpp sorts them). Evidence items are
+//   written in the order they were added, each as a number, a string or an array of numbers.
 //   Numbers: integral values below 2^53 as integers, others as the shortest decimal that reads
 //   back as the same double, NaN and infinities as null. Strings are JSON-escaped (quotes,
 //   backslashes, control characters); UTF-8 passes through.
@@ -183,6 +184,25 @@ inline void write_report_json(const report& rep, std::string& out, int indent = 
     j.string(n);
   }
   j.end(']');
+
+  if (!rep.files.empty()) {
+    j.key("files");
+    j.begin('[');
+    for (const auto& f : rep.files) {
+      j.element();
+      j.begin('{');
+      j.key("kind");
+      j.string(f.kind);
+      j.key("path");
+      j.string(f.path);
+      j.key("title");
+      j.string(f.title);
+      j.key("findings");
+      j.numbers(f.findings);
+      j.end('}');
+    }
+    j.end(']');
+  }
   j.end('}');
 }
 

@@ -7,7 +7,8 @@
 //   severe L1 window when no rank is to blame, or one line saying that nothing was found --
 //   then the evidence level by level (L1 -> L2 -> L3 -> L4): per finding its steps, effect,
 //   the numbers behind it (baseline vs observed, z, q, peers, who waits), and last the notes
-//   (what could not be diagnosed and why). Lines are wrapped at options.width columns.
+//   (what could not be diagnosed and why), and the files written beside the report (figures)
+//   with the findings they show. Lines are wrapped at options.width columns.
 // Complexity: O(size of the report).
 // Errors: none.
 #pragma once
@@ -216,6 +217,26 @@ inline std::string report_to_text(const report& r, const text_report_options& o 
   if (!r.notes.empty()) {
     out += "\nNotes\n";
     for (const auto& n : r.notes) append_wrapped(out, "- " + n, 4, o.width, 2);
+  }
+  if (!r.files.empty()) {
+    out += "\nFiles\n";
+    for (const auto& f : r.files) {
+      std::string refs;
+      std::size_t named = 0;
+      for (std::size_t i : f.findings) {
+        if (i >= r.findings.size()) continue;
+        if (named++ == 3) {
+          refs += " and " + std::to_string(f.findings.size() - 3) + " more";
+          break;
+        }
+        const auto& x = r.findings[i];
+        refs += (refs.empty() ? "" : ", ") + x.kind +
+                (!x.ranks.empty()   ? " rank " + std::to_string(x.ranks.front())
+                 : !x.group.empty() ? " " + x.group
+                                    : " " + detail::steps_text(x));
+      }
+      append_wrapped(out, "- " + f.path + ": " + f.title + (refs.empty() ? "" : " (" + refs + ")"), 4, o.width, 2);
+    }
   }
   return out;
 }
