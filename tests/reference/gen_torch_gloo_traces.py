@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Real torch.distributed traces for the plain Chrome-trace reader and the CPU-side job model.
+
+What it runs: a data-parallel job of WORLD = 4 processes on the CPU (torch.distributed, gloo
+backend, 127.0.0.1), each training the same MLP (256 -> 512 -> 512 -> 256, batch 32, SGD) on
+its own batch, with the four phases of a training step in record_function scopes:
+
+    forward     the model's forward pass and an MSE loss
+    backward    loss.backward()
+    grad_sync   one dist.all_reduce per gradient (gloo, blocking), then / WORLD
+    optimizer   SGD step and zero_grad
+
+profiled by torch.profiler (CPU activity only; Debian's python3-torch is built without Kineto, so
+export_chrome_trace writes the legacy form: a bare JSON array of "X" events without "cat",
+pid "CPU functions", steps as ProfilerStep#N ops). One file per rank, gzipped:
+
+    tests/data/torch_gloo/healthy/rank-R.pt.trace.json.gz     every rank does the same work
+    tests/data/torch_gloo/straggler/rank-R.pt.trace.json.gz   from step SLOW_FROM on, rank
+        SLOW_RANK runs EXTRA_MATMULS extra GEMMs inside its forward scope (twice the forward's
+        multiply-adds; measured, its forward takes about 1.5x its peers', since the peers block
+        in all_reduce and leave it the cores): a fail-slow straggler in compute that starts
+        mid-run; its peers then wait for it inside all_reduce
+    tests/data/torch_gloo/expected.json   the numbers the C++ tests check, computed here from
+        the written files with Python's json module (independently of the C++ code)
+
+How the committed files were made (the torch version is also stored in expected.json):
+    apt-get install -y python3-torch          # Debian bookworm: torch 1.13.1 (CPU, no Kineto)
+    nice -n -10 /usr/bin/python3 tests/reference/gen_torch_gloo_traces.py
+on a 2-core machine shared with compiler jobs (nice 10): the negative nice keeps their load out of
+the timings, as far as it can; 4 ranks on 2 cores still share them. The timings are real measurements, so a rerun writes other numbers (the
+tests read expected.json, which always matches the files beside it).
+
+Reference definitions (docs/diagnosis.md, "Traces without GPU activity"), per rank and step k
+with CPU range W_k = [ts, ts + dur) of ProfilerStep#k:
+    ops            complete events that are not annotations (every name with "::", autograd
+                   nodes "...Backward<N>", collectives); annotations: ProfilerStep#N and user
+                   scopes (record_function: here forward, backward, grad_sync, optimizer)
+    collectives    ops whose name is a torch.distributed collective (c10d::*, gloo:*, nccl:*,
+                   record_param_comms, *allreduce*, ...)
+    communication  |union(collectives) & W_k|
+    compute        |union(other ops) & W_k - union(collectives)|
+    idle           max(0, period - |union(all ops) & W_k|)
+    period         end(W_k) - end(W_{k-1}) for consecutive steps, else |W_k|
+    phase P        |union(other ops) & union(scopes named P) & W_k - union(collectives)|
+"""
+
+import datetime
+import gzip
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+WORLD = 4
+STEPS = 12  # profiled steps, ProfilerStep#0 .. #11
+WARMUP = 3  # unprofiled iterations before
+SLOW_RANK = 2
+SLOW_FROM = 4  # first slow step of the straggler job
+EXTRA_MATMULS = 4  # extra (32 x 256) @ (256 x 512) products in the straggler's forward: each is
+# the first layer's GEMM, a quarter of the forward's multiply-adds
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
+PHASES = ["forward", "backward", "grad_sync", "optimizer"]
+
+
+def worker(rank, job, port, outdir):
+    import torch
+    import torch.distributed as dist
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 256))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    gen = torch.Generator().manual_seed(1000 + rank)
+    x = torch.randn(32, 256, generator=gen)
+    y = torch.randn(32, 256, generator=gen)
+    extra = torch.randn(256, 512, generator=gen)
+
+    def step(i, slow):
+        with record_function("forward"):
+            out = model(x)
+            if slow:
+                for _ in range(EXTRA_MATMULS):
+                    torch.mm(x, extra)
+            loss = torch.nn.functional.mse_loss(out, y)
+        with record_function("backward"):
+            loss.backward()
+        with record_function("grad_sync"):
+            for p in model.parameters():
+                dist.all_reduce(p.grad)
+                p.grad.div_(WORLD)
+        with record_function("optimizer"):
+            opt.step()
+            opt.zero_grad()
+
+    for i in range(WARMUP):
+        step(i, False)
+    dist.barrier()
+    # ProfilerStep#N is recorded only with a schedule; torch 1.13 keeps the warmup step (#0) and
+    # drops the last active one (its range closes after the profiler stopped): STEPS + 1
+    # iterations give ProfilerStep#0 .. #STEPS-1.
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=STEPS, repeat=1)) as prof:
+        for i in range(STEPS + 1):
+            step(i, job == "straggler" and rank == SLOW_RANK and i >= SLOW_FROM)
+            prof.step()
+    dist.barrier()
+    plain = os.path.join(outdir, f"rank-{rank}.pt.trace.json")
+    prof.export_chrome_trace(plain)
+    dist.destroy_process_group()
+
+
+def run_job(job, port):
+    import torch.multiprocessing as mp
+
+    tmp = tempfile.mkdtemp(prefix=f"torch_gloo_{job}_")
+    mp.spawn(worker, args=(job, port, tmp), nprocs=WORLD, join=True)
+    dest = os.path.join(OUT, job)
+    if os.path.isdir(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    for r in range(WORLD):
+        src = os.path.join(tmp, f"rank-{r}.pt.trace.json")
+        with open(src, "rb") as f:
+            data = f.read()
+        # mtime 0: the same trace gives the same bytes
+        with open(os.path.join(dest, f"rank-{r}.pt.trace.json.gz"), "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
+                gz.write(data)
+    shutil.rmtree(tmp)
+
+
+# ---- the reference numbers, from the files, with the json module ------------------------------
+
+STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+COLLECTIVE_PREFIXES = ("c10d::", "gloo:", "nccl:", "ucc:", "mpi:")
+COLLECTIVE_WORDS = ("allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter", "reducescatter",
+                    "alltoall", "all_to_all", "nccl")
+AUTOGRAD_NODE = re.compile(r"^[A-Za-z0-9_]*Backward\d*$")
+
+
+def is_collective(name):
+    low = name.lower()
+    return (name.startswith(COLLECTIVE_PREFIXES) or name == "record_param_comms" or
+            any(w in low for w in COLLECTIVE_WORDS))
+
+
+def is_op(name):
+    return "::" in name or is_collective(name) or bool(AUTOGRAD_NODE.match(name))
+
+
+def union(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def intersect(u, v):
+    out, i, j = [], 0, 0
+    while i < len(u) and j < len(v):
+        a, b = max(u[i][0], v[j][0]), min(u[i][1], v[j][1])
+        if a < b:
+            out.append([a, b])
+        if u[i][1] < v[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def subtract(u, v):
+    out = []
+    for a, b in u:
+        cur = a
+        for c, d in v:
+            if d <= cur or c >= b:
+                continue
+            if c > cur:
+                out.append([cur, c])
+            cur = max(cur, d)
+        if cur < b:
+            out.append([cur, b])
+    return out
+
+
+def length(u):
+    return sum(b - a for a, b in u)
+
+
+def reference(path):
+    with gzip.open(path, "rt") as f:
+        events = json.load(f)
+    steps, ops, colls, scopes = [], [], [], {}
+    kinds = {"annotation": 0, "cpu_op": 0}
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        name = e["name"]
+        iv = [int(e["ts"]) * 1000, (int(e["ts"]) + int(e["dur"])) * 1000]  # ns
+        m = STEP_RE.match(name)
+        if m:
+            steps.append((int(m.group(1)), iv))
+            kinds["annotation"] += 1
+        elif is_op(name):
+            (colls if is_collective(name) else ops).append(iv)
+            kinds["cpu_op"] += 1
+        else:
+            scopes.setdefault(name, []).append(iv)
+            kinds["annotation"] += 1
+    steps.sort(key=lambda s: s[1][0])
+    u_coll = union(colls)
+    u_compute = subtract(union(ops), u_coll)
+    u_all = union(ops + colls)
+    rows = []
+    for k, (number, w) in enumerate(steps):
+        period = w[1] - w[0]
+        if k > 0 and steps[k - 1][0] + 1 == number and steps[k - 1][1][1] < w[1]:
+            period = w[1] - steps[k - 1][1][1]
+        busy = length(intersect(u_all, [w]))
+        row = {
+            "step": number,
+            "period_ns": period,
+            "compute_ns": length(intersect(u_compute, [w])),
+            "communication_ns": length(intersect(u_coll, [w])),
+            "idle_ns": max(0, period - busy),
+            "phases": {},
+        }
+        for p in PHASES:
+            row["phases"][p] = length(intersect(intersect(u_compute, union(scopes.get(p, []))), [w]))
+        rows.append(row)
+    return {"events": len(events), "kinds": kinds, "steps": rows}
+
+
+def main():
+    import torch
+
+    if "--reference-only" not in sys.argv:
+        run_job("healthy", 29611)
+        run_job("straggler", 29613)
+    expected = {
+        "generator": "tests/reference/gen_torch_gloo_traces.py",
+        "torch": torch.__version__,
+        "made": datetime.date.today().isoformat(),
+        "world_size": WORLD,
+        "slow_rank": SLOW_RANK,
+        "slow_from_step": SLOW_FROM,
+        "phases": PHASES,
+        "jobs": {},
+    }
+    for job in ("healthy", "straggler"):
+        expected["jobs"][job] = {
+            str(r): reference(os.path.join(OUT, job, f"rank-{r}.pt.trace.json.gz")) for r in range(WORLD)
+        }
+    with open(os.path.join(OUT, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for job in ("healthy", "straggler"):
+        print(job)
+        for r in range(WORLD):
+            rows = expected["jobs"][job][str(r)]["steps"]
+            fmt = " ".join(f"{row['phases']['forward'] / 1e6:5.1f}" for row in rows)
+            com = " ".join(f"{row['communication_ns'] / 1e6:5.1f}" for row in rows)
+            print(f"  rank {r} forward ms: {fmt}\n         comm ms:    {com}")
+
+
+if __name__ == "__main__":
+    main()
