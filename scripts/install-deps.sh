@@ -10,6 +10,7 @@ packages=(
   libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-scipy
   clang-format clang-tidy
+  librsvg2-bin chromium  # rsvg-convert and headless Chromium check the figures (tests/figures/check_figures.py)
 )
 
 missing=()
