@@ -9,7 +9,9 @@
 //   parse_classification_rules).
 //     communication  NCCL/RCCL kernels, legacy `ncclKernel_*` and current `ncclDevKernel_*`,
 //                    NVSHMEM, DeepEP, TransformerEngine userbuffers, vLLM custom all-reduce,
-//                    torch symmetric-memory all-reduce kernels
+//                    torch symmetric-memory all-reduce kernels; and the host operators of
+//                    torch.distributed (c10d::*, gloo:*, nccl:*, ucc:*, mpi:*,
+//                    record_param_comms) for jobs without GPU work
 //     memory         Kineto's `Memcpy ...`/`Memset ...`, copy/fill kernels of PyTorch and
 //                    ROCclr (data movement inside one device)
 //     compute        everything else: GEMMs, convolutions, attention, elementwise, norms...
@@ -114,6 +116,13 @@ class kernel_classifier {
     comm("reducescatter", mk::contains, ci);
     comm("all_to_all", mk::contains, ci);
     comm("alltoall", mk::contains, ci);
+    // Host operators of torch.distributed, for traces without GPU work (CPU jobs on gloo):
+    // c10d::allreduce_, c10d::broadcast_, gloo:all_reduce, record_param_comms, ...
+    comm("c10d::", mk::prefix);
+    comm("gloo:", mk::prefix);
+    comm("ucc:", mk::prefix);
+    comm("mpi:", mk::prefix);
+    comm("record_param_comms", mk::exact);
     mem("direct_copy_kernel", mk::contains);   // at::native copies (.to(), .copy_())
     mem("CatArrayBatchedCopy", mk::contains);  // torch.cat
     mem("FillFunctor", mk::contains);          // torch.fill_/zero_

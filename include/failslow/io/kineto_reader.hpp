@@ -20,6 +20,16 @@
 //     cpu_op                 cpu_op
 //     user_annotation        annotation on the host (ProfilerStep#N, phases); device = -1
 //     gpu_user_annotation    annotation on a GPU stream; device >= 0
+//     no "cat" (or "")       the plain Chrome trace of torch.profiler without Kineto (Debian's
+//                            python3-torch, torch.autograd.profiler's export_chrome_trace: a bare
+//                            array, pid "CPU functions", no distributedInfo): host events, kind by
+//                            name (host_kind_by_name): ProfilerStep#N is an annotation (a step);
+//                            operators -- names with "::" (aten::mm, c10d::allreduce_,
+//                            autograd::engine::...), autograd nodes (AddmmBackward0) and
+//                            collectives (gloo:all_reduce, nccl:*, record_param_comms, what the
+//                            classifier calls communication) -- are cpu_op; any other name is a
+//                            user scope (record_function("forward"), Optimizer.step#SGD.step),
+//                            an annotation. Counted in read_stats::kind_by_name.
 //   GPU events: device = args.device (else pid), stream = args.stream (else tid),
 //   correlation = args.correlation; host events: stream = tid (negative tids, which Kineto
 //   writes for some threads, modulo 2^32), device = -1, and runtime
@@ -163,6 +173,31 @@ inline bool parse_rank_list_text(std::string_view s, std::vector<std::int32_t>& 
 }
 
 }  // namespace detail
+
+/// Kind of a host event known only by its name (a Chrome trace without "cat", as torch.profiler
+/// writes it without Kineto): cpu_op for operators -- a name with "::" (aten::mm,
+/// c10d::allreduce_, autograd::engine::evaluate_function: ...), an autograd node
+/// (AddmmBackward0, MseLossBackward, the [A-Za-z0-9_]*Backward<digits> form) or a name the
+/// classifier calls communication (gloo:all_reduce, nccl:*, record_param_comms) -- and
+/// annotation for the rest: ProfilerStep#N and user scopes (record_function: "forward",
+/// "Optimizer.step#SGD.step", "DistributedDataParallel.forward").
+inline event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept {
+  if (name.find("::") != std::string_view::npos) return event_kind::cpu_op;
+  std::size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  constexpr std::string_view node = "Backward";
+  if (end > node.size() && name.substr(end - node.size(), node.size()) == node) {
+    bool identifier = true;
+    for (std::size_t i = 0; i < end; ++i) {
+      const char ch = name[i];
+      identifier =
+          identifier && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_');
+    }
+    if (identifier) return event_kind::cpu_op;
+  }
+  if (classifier.classify(name) == kernel_class::communication) return event_kind::cpu_op;
+  return event_kind::annotation;
+}
 
 #if defined(FAILSLOW_HAS_SIMDJSON)
 
@@ -558,6 +593,7 @@ class kineto_reader {
     struct raw_event {
       std::string_view ph, cat, name, ts, dur, pid, tid;
       bool has_name = false, name_type_error = false;
+      bool cat_not_string = false;  // "cat" present with a non-string value
       // args
       std::string_view device, stream, correlation;
       bool has_grid = false, has_block = false, dims_ok = true;
@@ -607,7 +643,16 @@ class kineto_reader {
           }
         } else if (key.size() == 3) {
           if (is(key, "cat")) {
-            ev.cat = string_or_empty(v);
+            std::string_view s;
+            const auto e = v.get_string().get(s);
+            if (!e) {
+              ev.cat = s;
+            } else if (e == simdjson::INCORRECT_TYPE) {
+              check_skipped_scalar(v);
+              ev.cat_not_string = true;
+            } else {
+              fail_code(e, last_token(v), "a string");
+            }
             continue;
           }
           if (is(key, "dur")) {
@@ -931,7 +976,11 @@ class kineto_reader {
           ++st.other_phases;
         return;
       }
-      const category c = categorize(ev.cat);
+      // No category (the plain Chrome trace): host events, their kind from the name.
+      const bool by_name = ev.cat.empty() && !ev.cat_not_string;
+      if (by_name && ev.name_type_error) return malformed(&read_stats::bad_type, "a string event name");
+      if (by_name && !ev.has_name) return malformed(&read_stats::missing_field, "a name in an event without \"cat\"");
+      const category c = by_name ? category_by_name(ev.name) : categorize(ev.cat);
       if (c == category::unknown) {
         ++st.unknown_category;
         auto it = st.unknown_categories.find(ev.cat);
@@ -1027,6 +1076,7 @@ class kineto_reader {
         throw domain_error(out_.source + ": more than 2^32 - 1 events in one trace");
       out_.events.push_back(e);
       ++st.stored;
+      if (by_name) ++st.kind_by_name;
       if (ev.has_grid || ev.has_block) {
         if (ev.has_grid && ev.has_block && ev.dims_ok)
           out_.launches.push_back(launch_dims{index, ev.grid, ev.block});
@@ -1082,6 +1132,16 @@ class kineto_reader {
       out_.rank_lists.push_back(*ranks);
       rank_list_ids_.emplace(key, id);
       return id;
+    }
+
+    // Kind of an event without a category, once per distinct name (host_kind_by_name).
+    category category_by_name(std::string_view name) {
+      const name_id id = intern(name);
+      if (id >= by_name_cache_.size()) by_name_cache_.resize(static_cast<std::size_t>(id) + 1, 0xFF);
+      if (by_name_cache_[id] == 0xFF)
+        by_name_cache_[id] = static_cast<std::uint8_t>(
+            host_kind_by_name(name, classifier_) == event_kind::cpu_op ? category::cpu_op : category::annotation);
+      return static_cast<category>(by_name_cache_[id]);
     }
 
     // The classifier's answer per distinct name (rules are tried once per name, not per event).
@@ -1149,6 +1209,7 @@ class kineto_reader {
     std::unordered_map<std::string, std::uint32_t> rank_list_ids_;
     std::unordered_map<std::string_view, name_id> cache_;
     std::vector<std::uint8_t> kind_cache_;
+    std::vector<std::uint8_t> by_name_cache_;
   };
 };
 

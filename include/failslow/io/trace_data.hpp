@@ -107,6 +107,9 @@ struct read_stats {
                                         ///< device/stream/correlation id that does not fit the event
   std::uint64_t bad_args = 0;           ///< args of the wrong shape (grid not [x,y,z], ranks not a list);
                                         ///< the event is stored, the side-table entry dropped
+  /// Of `stored`: events without a category whose kind was told by their name (the plain Chrome
+  /// trace torch.profiler writes without Kineto; io/kineto_reader.hpp, host_kind_by_name).
+  std::uint64_t kind_by_name = 0;
 
   std::uint64_t malformed() const noexcept { return missing_field + bad_type + negative_duration + out_of_range; }
   bool accounted() const noexcept {
