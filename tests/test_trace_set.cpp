@@ -177,6 +177,7 @@ TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicat
   for (unsigned threads : {1u, 2u, 5u}) {
     trace::trace_set_options o;
     o.threads = threads;
+    o.assume_missing_ranks = true;
     o.rank_of[(dir / "unranked_b.json").string()] = 9;
     const auto set = trace::load_trace_set({dir.string()}, o);
     REQUIRE(set.traces.size() == 8);

@@ -9,9 +9,20 @@
 //       anything else           io::read_kineto_file  (.json, .json.gz)
 //     on options.threads worker threads (std::thread, started and joined inside the call;
 //     no pool is kept). All traces intern their names into the set's one name_table.
-//   Ranks: options.rank_of[path] when given (an explicit mapping wins), else the trace's
-//   distributedInfo.rank (or the table's rank column), else, with assume_missing_ranks, the
-//   lowest ranks no other trace claims, in path order. Every event's rank field is set to it.
+//   Ranks, one rule for every format (the first that applies; rank_trace::source says which):
+//     1. mapping     options.rank_of[path] (an explicit mapping wins)
+//     2. table       the rank column of a CSV/TSV kernel table
+//     3. stated      the trace's distributedInfo.rank (Kineto), or what the Nsight export states
+//     4. file_name   the file's name: "rank", "worker" then an optional '-' or '_' and digits,
+//                    case-insensitive, not preceded by a letter nor followed by a letter or
+//                    digit (rank-3.json, sampled_rank_3.pt.trace.json.gz, RANK3, worker_3,
+//                    node1_worker3.json); rank_from_file_name(path). Several such tokens
+//                    with different numbers: none (ambiguous).
+//     5. assumed     with options.assume_missing_ranks (off by default): the lowest ranks no
+//                    other trace claims, in path order
+//     6. unknown     rank -1: never a silent 0; the caller reports it (inspect prints
+//                    "unknown", the diagnosis skips such traces with a note)
+//   Every event's rank field is set to the trace's rank.
 //   The set reports what it found: world_size (the largest stated world size, or the
 //   largest rank + 1), missing_ranks (in [0, world_size) with no trace), duplicate_ranks
 //   (claimed by more than one trace: all are kept, in path order; at most the first million
@@ -53,7 +64,7 @@
 namespace failslow::trace {
 
 /// Where a trace's rank came from.
-enum class rank_source : std::uint8_t { stated, mapping, assumed, table };
+enum class rank_source : std::uint8_t { stated, mapping, assumed, table, file_name, unknown };
 
 constexpr const char* to_string(rank_source s) noexcept {
   switch (s) {
@@ -65,20 +76,26 @@ constexpr const char* to_string(rank_source s) noexcept {
       return "assumed";
     case rank_source::table:
       return "table";
+    case rank_source::file_name:
+      return "file name";
+    case rank_source::unknown:
+      return "unknown";
   }
-  return "assumed";
+  return "unknown";
 }
 
 struct rank_trace {
   std::int32_t rank = -1;
-  rank_source source = rank_source::stated;
+  rank_source source = rank_source::unknown;
   io::trace_data data;
 };
 
 struct trace_set_options {
   unsigned threads = 1;                         ///< worker threads reading files
   std::map<std::string, std::int32_t> rank_of;  ///< explicit rank per path (as given in paths)
-  bool assume_missing_ranks = true;             ///< give unranked traces the lowest free ranks
+  /// Give traces without a rank (no mapping, table column, distributedInfo or file name) the
+  /// lowest free ranks (source assumed); off: they keep rank -1 (source unknown).
+  bool assume_missing_ranks = false;
   io::kineto_read_options kineto;
   io::kernel_table_options table;
   /// Record files a reader fails on (parse errors, unreadable files) in unreadable_files and go
@@ -127,6 +144,38 @@ inline bool is_trace_file(const std::string& name) {
 }
 
 }  // namespace detail
+
+/// The rank a file's name states (rule 4 of the synopsis), or -1: "rank" or "worker",
+/// case-insensitive, not preceded by a letter, then an optional '-' or '_' and 1-9 digits not
+/// followed by a letter or digit. Only the last path component is read.
+inline std::int32_t rank_from_file_name(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto is_alpha = [&](char c) { return lower(c) >= 'a' && lower(c) <= 'z'; };
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto word_at = [&](std::size_t i, const char* w) {
+    std::size_t k = 0;
+    for (; w[k] != '\0'; ++k)
+      if (i + k >= name.size() || lower(name[i + k]) != w[k]) return std::size_t{0};
+    return k;
+  };
+  std::int32_t found = -1;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (i > 0 && is_alpha(name[i - 1])) continue;
+    std::size_t n = word_at(i, "rank");
+    if (n == 0) n = word_at(i, "worker");
+    if (n == 0) continue;
+    std::size_t j = i + n;
+    if (j < name.size() && (name[j] == '-' || name[j] == '_')) ++j;
+    const std::size_t first = j;
+    std::int64_t value = 0;
+    while (j < name.size() && is_digit(name[j]) && j - first < 9) value = value * 10 + (name[j++] - '0');
+    if (j == first || (j < name.size() && (is_alpha(name[j]) || is_digit(name[j])))) continue;
+    if (found >= 0 && found != value) return -1;  // two different ranks named: ambiguous
+    found = static_cast<std::int32_t>(value);
+  }
+  return found;
+}
 
 /// Files named by `paths`, folders expanded recursively (sorted within each folder).
 /// `from_folder`, when given, receives per file whether a folder search found it.
@@ -222,9 +271,15 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
       } else if (detail::format_of(files[i]) == detail::trace_format::table) {
         rt.rank = d.stated_rank();
         rt.source = rank_source::table;
-      } else {
+      } else if (d.stated_rank() >= 0) {
         rt.rank = d.stated_rank();
         rt.source = rank_source::stated;
+      } else if (const std::int32_t r = rank_from_file_name(files[i]); r >= 0) {
+        rt.rank = r;
+        rt.source = rank_source::file_name;
+      } else {
+        rt.rank = -1;
+        rt.source = rank_source::unknown;
       }
       if (d.distributed && d.distributed->world_size > set.world_size) set.world_size = d.distributed->world_size;
       rt.data = std::move(d);
