@@ -1,5 +1,6 @@
 // failslow diagnose [--topology tp=2,pp=4,dp=8[,cp=..,ep=..]] [--order tp-cp-ep-dp-pp]
-//   [--format text|json] [--out FILE] [--threads N] [--svg DIR] [--html FILE] TRACE...|DIR|FILE.fsum...
+//   [--format text|json] [--out FILE] [--threads N] [--svg DIR] [--html FILE] [--perfetto FILE]
+//   [--prometheus FILE] [--context FILE] TRACE...|DIR|FILE.fsum...
 // Loads a job (diagnose/load_job.hpp: traces or .fsum summaries), diagnoses it
 // (diagnose/diagnose.hpp: L1 slow windows, L2 stragglers, L3 degraded kernels, links and
 // stages) and writes the report as text for a
@@ -7,6 +8,9 @@
 // layout comes from --topology, else from the traces' pg_config, else pure data parallelism,
 // and the report says which. --svg DIR writes the figures (io/diagnosis_figures.hpp) and --html
 // FILE the one-page report (io/html_report.hpp); the report lists them under "files".
+// --perfetto FILE writes the worst window as a Chrome/Perfetto trace (io/perfetto_trace.hpp;
+// the shown ranks' traces are read a second time), --prometheus FILE the metrics
+// (io/prometheus.hpp) and --context FILE KAT's analyzer context (io/analyzer_context.hpp).
 // Exit 0 with or without findings; 2 on errors.
 #include <unistd.h>
 
@@ -14,14 +18,18 @@
 #include <cstdio>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/load_job.hpp>
+#include <failslow/io/analyzer_context.hpp>
 #include <failslow/io/diagnosis_figures.hpp>
 #include <failslow/io/html_report.hpp>
+#include <failslow/io/perfetto_trace.hpp>
+#include <failslow/io/prometheus.hpp>
 #include <failslow/io/report_json.hpp>
 #include <failslow/io/report_text.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,8 +47,13 @@ struct diagnose_cli_options {
   std::string out;
   unsigned threads = 0;
   std::size_t width = 100;
-  std::string svg_dir;  // figures (io/diagnosis_figures.hpp) written here
-  std::string html;     // the one-page report (io/html_report.hpp)
+  std::string svg_dir;     // figures (io/diagnosis_figures.hpp) written here
+  std::string html;        // the one-page report (io/html_report.hpp)
+  std::string perfetto;    // the worst window as a Chrome/Perfetto trace (io/perfetto_trace.hpp)
+  std::string prometheus;  // metrics, text exposition 0.0.4 (io/prometheus.hpp)
+  std::size_t prometheus_steps = 1;
+  std::string context;  // KAT's analyzer context (io/analyzer_context.hpp)
+  std::string model_type = "not stated";
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -69,6 +82,45 @@ void write_figures(const diagnose_cli_options& o, const failslow::diagnose::load
   }
 }
 
+// --perfetto, --prometheus, --context: what on-call engineers and their tools look at.
+void write_views(const diagnose_cli_options& o, const failslow::diagnose::loaded_job& job,
+                 const failslow::report& rep) {
+  if (!o.perfetto.empty()) {
+    std::optional<failslow::trace::trace_set> set;
+    if (job.model.source != "summaries") {
+      // The model keeps no events: the shown ranks' traces are read again.
+      const auto view = failslow::io::choose_perfetto_view(rep, job.model, job.topo);
+      failslow::trace::trace_set_options to;
+      to.threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+      to.skip_unreadable = true;
+      set.emplace(failslow::trace::load_trace_set(o.paths, to));
+      auto& t = set->traces;
+      t.erase(std::remove_if(t.begin(), t.end(),
+                             [&](const failslow::trace::rank_trace& x) {
+                               return std::find(view.ranks.begin(), view.ranks.end(), x.rank) == view.ranks.end();
+                             }),
+              t.end());
+    }
+    const auto pt = failslow::io::perfetto_trace(rep, job.model, job.topo, set ? &*set : nullptr);
+    write_file(o.perfetto, pt.json);
+    std::fprintf(stderr, "perfetto: %s -- ranks", o.perfetto.c_str());
+    for (int r : pt.view.ranks) std::fprintf(stderr, " %d", r);
+    std::fprintf(stderr, ", steps %lld-%lld, %llu events%s\n", static_cast<long long>(pt.view.first_step),
+                 static_cast<long long>(pt.view.last_step), static_cast<unsigned long long>(pt.events),
+                 pt.from_traces ? (pt.clock_aligned ? ", clock-aligned" : "") : " (from summaries: no events)");
+  }
+  if (!o.prometheus.empty()) {
+    failslow::io::prometheus_options po;
+    po.last_steps = o.prometheus_steps;
+    failslow::io::write_prometheus_file(o.prometheus, failslow::io::prometheus_metrics(rep, job.model, job.topo, po));
+  }
+  if (!o.context.empty()) {
+    failslow::io::analyzer_context_options co;
+    co.model_type = o.model_type;
+    write_file(o.context, failslow::io::analyzer_context(rep, job.model, job.topo, co));
+  }
+}
+
 // A progress bar on stderr while files load, only when stderr is a terminal.
 void draw_progress(std::size_t done, std::size_t total) {
   constexpr int bar = 30;
@@ -94,6 +146,7 @@ void run(const diagnose_cli_options& o) {
   dopt.layout_assumed = job.layout_assumed;
   auto rep = failslow::diagnose::diagnose(job.model, job.topo, dopt);
   write_figures(o, job, rep);
+  write_views(o, job, rep);
   const std::string text =
       o.format == "json" ? failslow::io::report_to_json(rep) + "\n" : failslow::io::report_to_text(rep, {o.width, 20});
   if (o.out.empty()) {
@@ -125,6 +178,16 @@ void add_diagnose_command(CLI::App& app) {
   cmd->add_option("--svg", opts->svg_dir,
                   "write the figures (rank x step heatmaps, W1 matrices, the iteration series) as SVG files into DIR");
   cmd->add_option("--html", opts->html, "write the report with its figures as one self-contained HTML page");
+  cmd->add_option("--perfetto", opts->perfetto,
+                  "write the worst window (culprit and peers, clock-aligned, findings marked) as a Chrome/Perfetto "
+                  "trace to FILE");
+  cmd->add_option("--prometheus", opts->prometheus,
+                  "write Prometheus metrics (text format 0.0.4) to FILE, through FILE.tmp and a rename");
+  cmd->add_option("--prometheus-steps", opts->prometheus_steps,
+                  "per-rank metrics for the last N steps (default 1; 0 = every step)");
+  cmd->add_option("--context", opts->context,
+                  "write the findings as an analyzer context for a language model (KAT's three-part template)");
+  cmd->add_option("--model-type", opts->model_type, "what the job trains, for --context (default: not stated)");
   cmd->callback([opts] { run(*opts); });
 }
 
