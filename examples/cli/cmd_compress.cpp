@@ -98,6 +98,7 @@ void run(const compress_options& o) {
   if (o.fidelity_pairs == 0) throw invalid_argument("compress: --fidelity-pairs must be >= 1");
   trace::trace_set_options so;
   so.threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  so.assume_missing_ranks = true;  // a .fsum window needs a rank: traces that state none take free ones
   const auto set = trace::load_trace_set(o.paths, so);
 
   compress::trace_window_options wo;

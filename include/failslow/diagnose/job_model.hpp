@@ -18,6 +18,11 @@
 //                        0, a lower bound when streams overlap)
 //       4...             annotated phases (trace/step_breakdown.hpp): compute time inside each
 //                        user annotation (forward, backward, ...), role work
+//     A trace without GPU activity (a CPU job) is measured on the host instead
+//     (trace/step_breakdown.hpp, from_host): the same phases from CPU operators inside each
+//     ProfilerStep's CPU range -- compute = operator time outside collectives, communication =
+//     collective operators' time (c10d::*, gloo:*, nccl:*), memory 0, idle = no operator ran,
+//     annotated phases = operator time inside each record_function scope; a note says so.
 //     NaN marks what a rank did not record (a missing rank, a step it lacks).
 //   has_rank[r] says whether rank r contributed anything; notes say what was skipped and why.
 //   windows: the per-step kernel summaries (compress/window_summary.hpp: per kernel key the
@@ -186,6 +191,7 @@ class job_model_builder {
     if (b.phases_dropped > 0)
       notes_.push_back(trace.source + ": " + std::to_string(b.phases_dropped) + " annotated phases past the limit of " +
                        std::to_string(opt_.breakdown.max_phases) + " were not kept");
+    if (b.from_host) ++host_traces_;
     add_steps(rank, b);
     if (opt_.keep_windows)
       compress::summarize_trace(trace, steps, rank, opt_.trace_windows, [&](compress::window_summary&& w) {
@@ -201,7 +207,7 @@ class job_model_builder {
     for (std::size_t p = 0; p < b.phase_names.size(); ++p) slot[p] = phase_slot(b.phase_names[p], true);
     for (std::size_t k = 0; k < b.steps.size(); ++k) {
       const auto& t = b.steps[k];
-      if (!t.has_gpu_work) continue;
+      if (!t.has_work) continue;
       auto& v = rs.values[t.number];
       v.resize(std::max(v.size(), 1 + phases_.size()), nan);
       v[0] = t.period_ns;
@@ -325,6 +331,11 @@ class job_model_builder {
     if (missing > 0)
       notes_.push_back(std::to_string(missing) + " of " + std::to_string(R) + " ranks have no data (" + first_missing +
                        (missing > 8 ? ", ..." : "") + "): diagnosed without them");
+    if (host_traces_ > 0)
+      notes_.push_back(std::to_string(host_traces_) +
+                       " trace(s) have no GPU activity: their steps are measured on the host (compute and "
+                       "communication are CPU operator time, collectives' waits included; idle is time no operator "
+                       "ran)");
     if (skipped_events_ > 0)
       notes_.push_back(std::to_string(skipped_events_) +
                        " kernel events were skipped by the compressor (see the summaries)");
@@ -397,6 +408,7 @@ class job_model_builder {
   std::map<std::string, name_id, std::less<>> model_key_;
   std::vector<std::string> notes_;
   std::uint64_t skipped_events_ = 0;
+  std::size_t host_traces_ = 0;  // traces without GPU activity, measured from host operators
   bool source_traces_ = false, source_windows_ = false;
 };
 
@@ -406,9 +418,12 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
     options.world_size = static_cast<int>(std::min<std::int64_t>(set.world_size, std::numeric_limits<int>::max()));
   job_model_builder b(options);
   std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(set.world_size, 0)), false);
-  std::vector<std::string> duplicates;
+  std::vector<std::string> duplicates, unranked;
   for (const auto& t : set.traces) {
-    if (t.rank < 0) continue;
+    if (t.rank < 0) {
+      unranked.push_back(t.data.source);
+      continue;
+    }
     if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {
       duplicates.push_back(t.data.source);
       continue;
@@ -422,6 +437,13 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
     if (duplicates.size() > 4) list += ", ...";
     b.add_note(std::to_string(duplicates.size()) + " trace(s) of a rank that has a trace already, not diagnosed (the " +
                "first trace of each rank is): " + list);
+  }
+  if (!unranked.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < unranked.size() && i < 4; ++i) list += (i ? ", " : "") + unranked[i];
+    if (unranked.size() > 4) list += ", ...";
+    b.add_note(std::to_string(unranked.size()) + " trace(s) of unknown rank (no distributedInfo, no rank in the file " +
+               "name), not diagnosed: " + list);
   }
   for (const auto& f : set.skipped_files) b.add_note(f + ": not a trace (no traceEvents), skipped");
   return b.finish();

@@ -7,7 +7,9 @@
 //   .sqlite; trace/trace_set.hpp reads them on options.threads threads), or .fsum summary files
 //   (compress/codec.hpp, read in 4 MiB chunks and decoded window by window, so memory is that
 //   of the model whatever the file's length; several files are one job, e.g. one per node). A file that cannot be read
-//   is reported in the notes and the rest is diagnosed. Layout, in turn:
+//   is reported in the notes and the rest is diagnosed. Ranks: trace/trace_set.hpp's rule
+//   (distributedInfo, then the file name); a trace with neither takes the lowest free rank in
+//   path order, and a note lists them. Layout, in turn:
 //     1. options.sizes (and options.order), when given: "flags"
 //     2. the process groups the traces list (trace/pg_topology.hpp): "pg_config"
 //     3. pure data parallelism over the world size: "data-parallel (assumed)"
@@ -35,6 +37,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/trace_set.hpp"
 
@@ -109,6 +112,7 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     to.threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     to.skip_unreadable = true;
     to.progress = options.progress;
+    to.assume_missing_ranks = true;  // a trace of unknown rank takes a free one, and a note says so
     auto set = trace::load_trace_set(paths, to);
     std::vector<io::distributed_info> infos;
     for (const auto& t : set.traces)
@@ -123,6 +127,17 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     set.world_size = out.topo.world_size();
     opt.world_size = out.topo.world_size();
     out.model = build_job_model(set, opt);
+    attribute_waits(out.model, set, out.topo);  // L4 needs the collective instances, kept only here
+    std::string assumed;
+    std::size_t n_assumed = 0;
+    for (const auto& t : set.traces)
+      if (t.source == trace::rank_source::assumed && n_assumed++ < 4)
+        assumed += (assumed.empty() ? "" : ", ") + t.data.source + " -> " + std::to_string(t.rank);
+    if (n_assumed > 0)
+      out.model.notes.push_back(std::to_string(n_assumed) +
+                                " trace(s) state no rank (no distributedInfo, none in the file name); assumed in "
+                                "path order: " +
+                                assumed + (n_assumed > 4 ? ", ..." : ""));
     for (const auto& [path, why] : set.unreadable_files)
       out.model.notes.push_back(path + ": not read (" + why + "); the other ranks are diagnosed");
   }

@@ -28,9 +28,26 @@
 //   nested phases of different names (self_attention in forward) it counts for each.
 //   Phases are ordered by total time, at most options.max_phases kept (the rest are counted in
 //   phases_dropped).
+//   Traces without GPU activity (a CPU job: gloo, torch.profiler's CPU activity; from_host):
+//   the same quantities from the host operators, inside each step's CPU range W (the
+//   ProfilerStep#N annotation):
+//     ops          cpu_op and runtime events; collectives are ops, and host annotations, whose
+//                  name the classifier calls communication (c10d::allreduce_, gloo:all_reduce,
+//                  nccl:*, record_param_comms)
+//     period_ns    cpu_end(this step) - cpu_end(previous step) when consecutive, else |W|
+//     communication_ns  |union(collectives) & W|: their wall time; nested and overlapping
+//                  collectives (c10d::allreduce_ on the caller and gloo:all_reduce on gloo's
+//                  thread) count once, waits for slower peers included
+//     compute_ns   |union(other ops) & W - union(collectives)|: the time some operator ran on
+//                  some thread, outside communication (nested operators count once)
+//     memory_ns    0; busy_ns = |union(all ops) & W|; idle_ns = max(0, period - busy)
+//     phases       the other host annotations (record_function scopes): phase_compute[p][k]
+//                  = |union(other ops) & union(ranges named p) & W - union(collectives)|
+//   has_work is true for every step then (has_gpu_work stays false).
 // Accounting: every GPU activity is either in a step (counted by class) or in
 //   outside_steps.
-// Complexity: O(n log n + sum over annotations of the activities inside them).
+// Complexity: O(n log n + sum over annotations of the activities inside them); from the host
+//   O(n log n + phases x (n + steps log n)).
 // Errors: none; a trace without steps gives an empty breakdown.
 #pragma once
 
@@ -47,6 +64,7 @@
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/trace_data.hpp"
 #include "failslow/trace/detail/correlation_map.hpp"
+#include "failslow/trace/detail/intervals.hpp"
 #include "failslow/trace/steps.hpp"
 
 namespace failslow::trace {
@@ -63,6 +81,7 @@ struct step_times {
   double compute_ns = 0, communication_ns = 0, memory_ns = 0;
   double busy_ns = 0, idle_ns = 0;
   bool has_gpu_work = false;
+  bool has_work = false;  ///< measured: the step has GPU work, or the breakdown is from_host
 };
 
 struct step_breakdown {
@@ -70,6 +89,7 @@ struct step_breakdown {
   std::vector<std::string> phase_names;            ///< annotated phases, most time first
   std::vector<std::vector<double>> phase_compute;  ///< [phase][step] compute time inside the phase (ns)
   bool phases_from_gpu = false;                    ///< gpu_user_annotation (true) or host ranges (false)
+  bool from_host = false;                          ///< no GPU activity: measured from host operators
   std::uint64_t device_events = 0;                 ///< GPU activities of the trace
   std::uint64_t outside_steps = 0;                 ///< GPU activities no step launched
   std::uint64_t phases_dropped = 0;                ///< annotated phase names past max_phases
@@ -89,6 +109,91 @@ inline std::vector<std::int8_t> classes_of_names(const io::trace_data& trace, co
   return cls;
 }
 
+// Phases into `out`, most time first (ties by name, for a deterministic order), at most
+// options.max_phases; a range with no compute inside it is no phase.
+inline void keep_phases(const std::vector<name_id>& slot_name, std::vector<std::vector<double>>& sums,
+                        const name_table& names, const step_breakdown_options& options, step_breakdown& out) {
+  std::vector<std::size_t> idx(sums.size());
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  std::vector<double> total(sums.size());
+  for (std::size_t s = 0; s < sums.size(); ++s) total[s] = std::accumulate(sums[s].begin(), sums[s].end(), 0.0);
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    if (total[a] != total[b]) return total[a] > total[b];
+    return names.name(slot_name[a]) < names.name(slot_name[b]);
+  });
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    if (total[idx[j]] <= 0) continue;
+    if (out.phase_names.size() >= options.max_phases) {
+      ++out.phases_dropped;
+      continue;
+    }
+    out.phase_names.emplace_back(names.name(slot_name[idx[j]]));
+    out.phase_compute.push_back(std::move(sums[idx[j]]));
+  }
+}
+
+// The breakdown of a trace without GPU activity, from its host operators (file synopsis).
+inline void breakdown_from_host(const io::trace_data& trace, const step_map& steps, const name_table& names,
+                                const step_breakdown_options& options, step_breakdown& out) {
+  out.from_host = true;
+  std::vector<time_interval> collective, other;
+  std::unordered_map<name_id, std::vector<time_interval>> scopes;
+  std::unordered_map<name_id, std::int8_t> role;  // per name: 0 op, 1 collective, 2 step, 3 scope
+  for (const auto& e : trace.events) {
+    const bool op = e.kind == event_kind::cpu_op || e.kind == event_kind::runtime;
+    if (!op && !(e.kind == event_kind::annotation && e.device < 0)) continue;
+    auto it = role.find(e.name);
+    if (it == role.end()) {
+      const auto name = names.name(e.name);
+      const bool comm = options.classifier.classify(name) == kernel_class::communication;
+      const std::int8_t r = comm ? 1 : op ? 0 : profiler_step_number(name) ? 2 : 3;
+      it = role.emplace(e.name, r).first;
+    }
+    const time_interval iv{e.start_ns, e.end_ns};
+    switch (it->second) {
+      case 0:
+        other.push_back(iv);
+        break;
+      case 1:
+        collective.push_back(iv);
+        break;
+      case 3:
+        scopes[e.name].push_back(iv);
+        break;
+      default:
+        break;
+    }
+  }
+  std::vector<time_interval> all = other;
+  all.insert(all.end(), collective.begin(), collective.end());
+  const interval_set comm = interval_union(std::move(collective));
+  const interval_set work = subtract(interval_union(std::move(other)), comm);
+  const interval_set busy = interval_union(std::move(all));
+  const std::size_t n_steps = steps.steps.size();
+  for (std::size_t k = 0; k < n_steps; ++k) {
+    const auto& s = steps.steps[k];
+    auto& t = out.steps[k];
+    t.has_work = true;
+    t.period_ns = static_cast<double>(s.cpu_end_ns - s.cpu_start_ns);
+    if (k > 0 && steps.steps[k - 1].number + 1 == s.number && steps.steps[k - 1].cpu_end_ns < s.cpu_end_ns)
+      t.period_ns = static_cast<double>(s.cpu_end_ns - steps.steps[k - 1].cpu_end_ns);
+    t.compute_ns = static_cast<double>(work.measure(s.cpu_start_ns, s.cpu_end_ns));
+    t.communication_ns = static_cast<double>(comm.measure(s.cpu_start_ns, s.cpu_end_ns));
+    t.busy_ns = static_cast<double>(busy.measure(s.cpu_start_ns, s.cpu_end_ns));
+    t.idle_ns = std::max(0.0, t.period_ns - t.busy_ns);
+  }
+  std::vector<name_id> slot_name;
+  std::vector<std::vector<double>> sums;
+  for (auto& [name, list] : scopes) {
+    const interval_set inside = intersect(work, interval_union(std::move(list)));
+    slot_name.push_back(name);
+    auto& v = sums.emplace_back(n_steps, 0.0);
+    for (std::size_t k = 0; k < n_steps; ++k)
+      v[k] = static_cast<double>(inside.measure(steps.steps[k].cpu_start_ns, steps.steps[k].cpu_end_ns));
+  }
+  keep_phases(slot_name, sums, names, options, out);
+}
+
 }  // namespace detail
 
 inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_map& steps, const name_table& names,
@@ -102,6 +207,7 @@ inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_ma
     auto& t = out.steps[k];
     t.number = s.number;
     t.has_gpu_work = s.gpu_start_ns >= 0;
+    t.has_work = t.has_gpu_work;
     if (!t.has_gpu_work) continue;
     t.period_ns = static_cast<double>(s.gpu_end_ns - s.gpu_start_ns);
     if (k > 0 && steps.steps[k - 1].number + 1 == s.number && steps.steps[k - 1].gpu_end_ns >= 0 &&
@@ -135,6 +241,10 @@ inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_ma
         break;
     }
     ++bucket_start[static_cast<std::size_t>(k) + 1];
+  }
+  if (out.device_events == 0 && n_steps > 0) {
+    detail::breakdown_from_host(trace, steps, names, options, out);
+    return out;
   }
   std::partial_sum(bucket_start.begin(), bucket_start.end(), bucket_start.begin());
   std::vector<std::uint32_t> order(bucket_start.back());
@@ -248,24 +358,7 @@ inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_ma
       }
     }
   }
-  // Most time first; ties by name for a deterministic order.
-  std::vector<std::size_t> idx(sums.size());
-  std::iota(idx.begin(), idx.end(), std::size_t{0});
-  std::vector<double> total(sums.size());
-  for (std::size_t s = 0; s < sums.size(); ++s) total[s] = std::accumulate(sums[s].begin(), sums[s].end(), 0.0);
-  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    if (total[a] != total[b]) return total[a] > total[b];
-    return names.name(slot_name[a]) < names.name(slot_name[b]);
-  });
-  for (std::size_t j = 0; j < idx.size(); ++j) {
-    if (total[idx[j]] <= 0) continue;  // a range with no compute inside it is no phase of the GPU
-    if (out.phase_names.size() >= options.max_phases) {
-      ++out.phases_dropped;
-      continue;
-    }
-    out.phase_names.emplace_back(names.name(slot_name[idx[j]]));
-    out.phase_compute.push_back(std::move(sums[idx[j]]));
-  }
+  detail::keep_phases(slot_name, sums, names, options, out);
   return out;
 }
 
