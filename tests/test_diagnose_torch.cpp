@@ -1,0 +1,101 @@
+// The diagnosis of a real CPU job without GPU activity (tests/data/torch_gloo: torch 1.13,
+// gloo, 4 ranks, plain Chrome traces; made by tests/reference/gen_torch_gloo_traces.py): the
+// model is measured on the host, the layout is assumed (no pg_config: dp=4), rank 2 -- made
+// slower in its forward from step 4 on -- is the compute straggler, and the healthy job gives no
+// L2/L3 finding.
+#include <catch2/catch.hpp>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/load_job.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+using namespace failslow;
+
+namespace {
+
+std::filesystem::path torch_job_dir(const char* job) {
+  return std::filesystem::path(FAILSLOW_TEST_REFERENCE_DIR) / ".." / "data" / "torch_gloo" / job;
+}
+
+struct torch_diagnosis {
+  diagnose::loaded_job job;
+  report rep;
+};
+
+torch_diagnosis diagnose_torch_job(const char* name) {
+  diagnose::load_options lo;
+  lo.threads = 2;
+  lo.model.keep_windows = true;  // as failslow diagnose does: L3 gets its chance
+  torch_diagnosis d{diagnose::load_job({torch_job_dir(name).string()}, lo), {}};
+  diagnose::diagnose_options o;
+  o.topology_source = d.job.topology_source;
+  o.layout_assumed = d.job.layout_assumed;
+  d.rep = diagnose::diagnose(d.job.model, d.job.topo, o);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a real gloo job on the CPU: the model from host operators, the layout assumed dp=4", "[diagnose][torch]") {
+  const auto d = diagnose_torch_job("healthy");
+  const auto& m = d.job.model;
+  CHECK(d.job.layout_assumed);
+  CHECK(d.job.topo.world_size() == 4);
+  CHECK(d.job.topo.sizes().dp == 4);
+  CHECK(m.world_size == 4);
+  REQUIRE(m.step_count() == 12);
+  CHECK(m.steps.front() == 0);
+  CHECK(m.steps.back() == 11);
+  for (const char* p : {"forward", "backward", "grad_sync", "optimizer"}) {
+    INFO(p);
+    const std::size_t i = m.phase_index(p);
+    REQUIRE(i < m.phase_count());
+    CHECK(m.phases[i].annotated);
+  }
+  // Every rank and step measured; the numbers are the host breakdown's (test_torch_plain_trace
+  // checks those against the generator's): compute and communication of rank 0, step 0.
+  std::ifstream f(torch_job_dir("healthy") / ".." / "expected.json");
+  REQUIRE(f);
+  const auto ex = nlohmann::json::parse(f)["jobs"]["healthy"]["0"]["steps"][0];
+  CHECK(m.phase_ns(0, diagnose::compute_phase, 0) == ex["compute_ns"].get<double>());
+  CHECK(m.phase_ns(0, diagnose::communication_phase, 0) == ex["communication_ns"].get<double>());
+  CHECK(m.iteration_ns(0, 0) == ex["period_ns"].get<double>());
+  for (std::size_t r = 0; r < 4; ++r)
+    for (std::size_t s = 0; s < 12; ++s) CHECK(std::isfinite(m.iteration_ns(r, s)));
+  bool host_note = false;
+  for (const auto& n : m.notes) host_note = host_note || n.find("no GPU activity") != std::string::npos;
+  CHECK(host_note);
+  // Healthy: nothing at L2 or L3.
+  for (const auto& fi : d.rep.findings) {
+    INFO(fi.summary);
+    CHECK(fi.level != "L2");
+    CHECK(fi.level != "L3");
+  }
+}
+
+TEST_CASE("a real gloo job on the CPU: the rank slowed in forward is the compute straggler", "[diagnose][torch]") {
+  const auto d = diagnose_torch_job("straggler");
+  CHECK(d.job.layout_assumed);
+  std::vector<const finding*> l2;
+  for (const auto& fi : d.rep.findings) {
+    INFO(fi.summary);
+    CHECK(fi.level != "L3");
+    if (fi.level == "L2") l2.push_back(&fi);
+  }
+  REQUIRE(l2.size() == 1);
+  const auto& s = *l2.front();
+  CHECK(s.kind == "straggler");
+  CHECK(s.ranks == std::vector<int>{2});
+  CHECK(s.phase == "forward");  // the annotated phase it is slow in
+  CHECK(s.first_step >= 4);     // slowed from step 4 on, and not before
+  CHECK(s.last_step >= 9);
+  const auto* ratio = s.evidence.find("ratio");
+  REQUIRE(ratio != nullptr);
+  CHECK(ratio->number > 1.3);
+  CHECK(ratio->number < 2.0);
+  const auto* waiting = s.evidence.find("waiting_ranks");
+  REQUIRE(waiting != nullptr);
+  CHECK(waiting->number == 3);  // its peers wait for it in all_reduce
+}
