@@ -237,10 +237,10 @@ class cupti_collector {
     worker_.join();  // the worker drains the queue and the marks first
     active().store(nullptr);
     while (in_callback().load() != 0) std::this_thread::yield();
-    drain();  // buffers an inline or late completion queued after the worker left
+    drain();         // buffers an inline or late completion queued after the worker left
+    poll_dropped();  // a CUPTI call: outside our locks (CUPTI calls back holding its own)
     {
       std::lock_guard<std::mutex> p(process_mutex_);
-      poll_dropped();
       if (sink_) guarded([&] { sink_->finish(host_clock_ns(opt_.host_clock)); });
     }
     if (dumper_.joinable()) {
