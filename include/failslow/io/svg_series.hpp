@@ -83,7 +83,7 @@ inline std::string iteration_series_svg(const iteration_series& s, const series_
   const double x0 = 72, W = o.plot_width, H = o.plot_height;
   auto xof = [&](double step) { return x0 + (step - first + 0.5) / span * W; };
   std::vector<std::string> listed;
-  const double y0 = 58 + 0.0;
+  const double y0 = 58;
   const double xmax = x0 + W;
   double width = xmax + 24;
   width = std::max(width, 16 + text_width(o.title, 14));
