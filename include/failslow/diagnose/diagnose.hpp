@@ -1,11 +1,13 @@
-// failslow/diagnose/diagnose.hpp -- the progressive diagnosis: L1 slow windows, L2 stragglers
-// and L3 degraded kernels, links and stages, composed into a failslow.report/1 report.
+// failslow/diagnose/diagnose.hpp -- the progressive diagnosis: L1 slow windows, L2 stragglers,
+// L3 degraded kernels, links and stages and L4 who-waits-for-whom, composed into a
+// failslow.report/1 report.
 //
 // Synopsis
 //   report diagnose(model, topo, options)
 //   Runs find_slow_windows (l1_windows.hpp), find_stragglers (l2_stragglers.hpp) and, when the
 //   model kept per-step kernel summaries (model_options::keep_windows), find_degraded
-//   (l3_degraded.hpp) on the model (job_model.hpp) and turns what they found into findings
+//   (l3_degraded.hpp) on the model (job_model.hpp), and find_holdbacks (l4_waits.hpp) when the
+//   model carries wait attribution (models from traces), and turns what they found into findings
 //   (core/report.hpp), sorted by
 //   severity; every threshold is in diagnose_options (l1, l2), with its default documented
 //   there. options.topology_source says where the layout came from (the report repeats it).
@@ -33,6 +35,12 @@
 //     L3 slow_stage    group ("stage:2"), kernel (the one that lost most time); score = z;
 //                      evidence: observed_ns, baseline_ns, ratio, z, p_value, q_value,
 //                      elevated_steps, stage_ranks, job_slowdown, kernels
+//     L4 holds_back    ranks [r], phase (what it ran before arriving late); score = robust z
+//                      of its caused wait (l4_waits.hpp); evidence: z, elevated_steps,
+//                      job_slowdown, caused_wait_ns_per_step, wait_per_victim_ns,
+//                      late_ns_per_step, peer_late_ns_per_step, victims, top_victims,
+//                      before_late_arrival. Only when no L2/L3 finding names the rank; on
+//                      those findings the same wait-for evidence is added instead.
 //   Notes collect what the levels could not do (too few steps, ranks without peers, missing
 //   ranks) so that a report without findings says why.
 // Complexity: that of the levels.
@@ -53,6 +61,7 @@
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/l3_degraded.hpp"
+#include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/io/detail/text_format.hpp"
 
 namespace failslow::diagnose {
@@ -61,6 +70,7 @@ struct diagnose_options {
   l1_options l1;
   l2_options l2;
   l3_options l3;
+  l4_options l4;
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
@@ -395,7 +405,45 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
   return f;
 }
 
+// The wait-for evidence of a rank the job waits for, on whichever finding names it.
+inline void add_holdback_evidence(finding& f, const holdback& h) {
+  std::vector<double> victims;
+  for (const auto& [r, ns] : h.top_victims) victims.push_back(r);
+  f.evidence.add("caused_wait_ns_per_step", h.caused_ns_per_step)
+      .add("wait_per_victim_ns", h.per_victim_ns)
+      .add("late_ns_per_step", h.late_ns_per_step)
+      .add("peer_late_ns_per_step", h.peer_late_ns_per_step)
+      .add("victims", static_cast<double>(h.victims))
+      .add("top_victims", std::move(victims));
+  if (!h.phase_before.empty()) f.evidence.add("before_late_arrival", h.phase_before);
+}
+
+inline std::string holdback_words(const holdback& h) {
+  return "it arrives last at collectives " + format_duration(h.late_ns_per_step) + " per step after the others (" +
+         format_duration(h.peer_late_ns_per_step) + " for its peers); " + std::to_string(h.victims) +
+         (h.victims == 1 ? " rank waits" : " ranks wait") + " for it, " + format_duration(h.per_victim_ns) +
+         " per step each (" + format_duration(h.caused_ns_per_step) + " of rank time per step job-wide)" +
+         (h.phase_before.empty() ? std::string() : "; it arrives late after " + h.phase_before);
+}
+
+inline finding l4_finding(const job_model& m, const topology& topo, const holdback& h) {
+  finding f;
+  f.level = "L4";
+  f.kind = "holds_back";
+  f.ranks = {h.rank};
+  f.phase = h.phase_before;
+  f.first_step = m.steps[h.first];
+  f.last_step = m.steps[h.last];
+  f.score = h.z;
+  f.evidence.add("z", h.z).add("elevated_steps", static_cast<double>(h.steps)).add("job_slowdown", h.job_slowdown);
+  add_holdback_evidence(f, h);
+  f.summary = rank_placed(topo, h.rank) + " holds the job back from step " + std::to_string(f.first_step) +
+              until(m, h.last) + ": " + holdback_words(h);
+  return f;
+}
+
 }  // namespace detail
+
 
 /// L1 + L2 on a model; the report of failslow.report/1.
 inline report diagnose(const job_model& m, const topology& topo, const diagnose_options& o = {}) {
@@ -455,6 +503,19 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
       if (!named[static_cast<std::size_t>(d.rank)]) rep.findings.push_back(detail::l3_outlier_finding(m, topo, d));
     rep.notes.insert(rep.notes.end(), l3.notes.begin(), l3.notes.end());
   }
+  // L4: the rank the others wait for. On a finding that names it already, the wait it costs
+  // is evidence; alone (its own metrics look normal), it is a finding of its own.
+  const auto l4 = find_holdbacks(m, topo, o.l4);
+  for (const auto& h : l4.holdbacks) {
+    bool named = false;
+    for (auto& f : rep.findings) {
+      if (f.ranks.size() != 1 || f.ranks.front() != h.rank || (f.level != "L2" && f.level != "L3")) continue;
+      detail::add_holdback_evidence(f, h);
+      named = true;
+    }
+    if (!named) rep.findings.push_back(detail::l4_finding(m, topo, h));
+  }
+  rep.notes.insert(rep.notes.end(), l4.notes.begin(), l4.notes.end());
   sort_by_severity(rep.findings);
   return rep;
 }

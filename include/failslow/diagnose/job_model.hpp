@@ -105,6 +105,25 @@ struct phase_info {
 inline constexpr std::size_t compute_phase = 0, communication_phase = 1, memory_phase = 2, idle_phase = 3,
                              class_phase_count = 4;
 
+/// Who waited for whom in the collectives and transfers of the traces (diagnose/l4_waits.hpp
+/// fills it; summaries carry no instances, so it stays unavailable for .fsum models).
+struct wait_attribution {
+  struct edge {
+    int root = -1;    ///< the rank whose late arrival the wait is blamed on (cascades resolved)
+    int victim = -1;  ///< the rank that waited
+    double ns = 0;    ///< wait, summed over the job
+  };
+  bool available = false;
+  xt::xtensor<double, 2> waited_ns;  ///< rank x step: time spent waiting for a later arrival
+  xt::xtensor<double, 2> caused_ns;  ///< rank x step: others' wait blamed on the rank (root-resolved)
+  xt::xtensor<double, 2> late_ns;    ///< rank x step: its own lateness as the last arriver (over the second last)
+  std::vector<edge> edges;           ///< root -> victim, largest first (wait_options::max_edges)
+  std::vector<std::size_t> victims;  ///< per rank: how many ranks waited for it (all edges)
+  std::vector<std::string> phase_before_late;  ///< per rank: what it ran before its late arrivals
+  std::uint64_t collectives = 0, instances = 0, pairs = 0, unmatched = 0, keys_skipped = 0;
+  bool clocks_aligned = false;
+};
+
 struct job_model {
   int world_size = 0;
   std::vector<std::int64_t> steps;  ///< ProfilerStep numbers, ascending
@@ -119,6 +138,7 @@ struct job_model {
   std::vector<std::string> kernel_names;
   std::vector<kernel_class> kernel_classes;  ///< per kernel key, by the model's classifier
   std::string source;                        ///< "traces", "summaries", "windows"
+  wait_attribution waits;                    ///< L4's who-waited-for-whom (traces only)
 
   std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
   std::size_t step_count() const noexcept { return steps.size(); }

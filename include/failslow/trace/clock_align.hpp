@@ -3,20 +3,21 @@
 //
 // Synopsis
 //   clock_alignment estimate_clock_offsets(set, options)
+//   clock_alignment estimate_clock_offsets(set, matching, options)   from given instances
 //   void apply_clock_offsets(set, alignment)        shifts every event by -offset
 //   A collective kernel cannot finish on any rank before its last participant arrived: the
 //   last one releases everyone, so the k-th collective of a process group ends at nearly the
 //   same true time T_k on every member. With rank r's clock reading t_r = t + o_r,
 //       e_r(k) = T_k + o_r + noise.
-//   Instances: collective events (event_kind::collective) of each trace are grouped by key
-//   (the NCCL "Process Group Name" when the trace carries it, else the kernel name) and
-//   numbered in start order; the k-th of a key on every trace that has the key is one
-//   instance. Keys whose count differs between traces are skipped (counted in
-//   keys_skipped): their k-th kernels are not known to be the same collective.
+//   Instances: trace/collective_match.hpp without partners -- group collectives by process
+//   group (or kernel name) and order, point-to-point transfers of keys only two traces share;
+//   keys whose count differs between traces are skipped (keys_skipped).
 //   Estimator (robust alternating medians, L1-style):
 //       T_k = median_r (e_r(k) - o_r);   o_r = median_k (e_r(k) - T_k)
-//   from o = 0, repeated until no offset moves by more than tolerance_ns (or max_iterations),
-//   with the gauge fixed per connected component of traces (traces linked by shared
+//   from a start found link by link (o_b - o_a = median over the instances a and b share of
+//   e_b - e_a, along a maximum spanning forest of the links weighted by shared instances;
+//   from o = 0 the alternation stalls when a group spans two clocks), repeated until no offset moves by more than
+//   tolerance_ns (or max_iterations), with the gauge fixed per connected component of traces (traces linked by shared
 //   instances): the lowest rank of each component has offset 0. Traces in no instance keep
 //   offset 0 and aligned = false.
 //   spread_ns per trace is the median absolute residual |e_r(k) - T_k - o_r|: how well the
@@ -33,11 +34,13 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "failslow/core/event.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/trace/collective_match.hpp"
 #include "failslow/trace/trace_set.hpp"
 
 namespace failslow::trace {
@@ -63,7 +66,10 @@ struct clock_alignment {
   int iterations = 0;
 };
 
-inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_align_options& options = {}) {
+/// Offsets from already matched instances (e.g. with point-to-point pairs between pipeline
+/// stages, which link stages that share no group collective).
+inline clock_alignment estimate_clock_offsets(const trace_set& set, const collective_matching& matching,
+                                              const clock_align_options& options = {}) {
   clock_alignment out;
   const std::size_t n = set.traces.size();
   out.traces.resize(n);
@@ -71,47 +77,15 @@ inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_
     out.traces[t].rank = set.traces[t].rank;
     out.traces[t].trace = t;
   }
-  // key -> per trace: end times of its collectives in start order.
-  std::map<name_id, std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>> groups;
-  for (std::size_t t = 0; t < n; ++t) {
-    const auto& d = set.traces[t].data;
-    std::vector<name_id> key_of(d.events.size(), 0);
-    for (std::size_t i = 0; i < d.events.size(); ++i) key_of[i] = d.events[i].name;
-    for (const auto& c : d.collectives)
-      if (c.pg_name != io::collective_args::no_name && c.event < key_of.size()) key_of[c.event] = c.pg_name;
-    for (std::size_t i = 0; i < d.events.size(); ++i) {
-      const auto& e = d.events[i];
-      if (e.kind != event_kind::collective) continue;
-      auto& per_trace = groups[key_of[i]];
-      if (per_trace.empty()) per_trace.resize(n);
-      per_trace[t].emplace_back(e.start_ns, e.end_ns);
-    }
-  }
-  // Instances: members (trace, end).
+  // Instances (trace/collective_match.hpp): members (trace, end).
+  out.keys_used = matching.keys_used;
+  out.keys_skipped = matching.keys_skipped;
   std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> inst;
-  for (auto& [key, per_trace] : groups) {
-    std::size_t count = 0, members = 0;
-    bool consistent = true;
-    for (auto& v : per_trace) {
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      if (members++ == 0)
-        count = v.size();
-      else if (v.size() != count)
-        consistent = false;
-    }
-    if (members < 2) continue;
-    if (!consistent) {
-      ++out.keys_skipped;
-      continue;
-    }
-    ++out.keys_used;
-    for (std::size_t k = 0; k < count; ++k) {
-      std::vector<std::pair<std::size_t, std::int64_t>> m;
-      for (std::size_t t = 0; t < n; ++t)
-        if (!per_trace[t].empty()) m.emplace_back(t, per_trace[t][k].second);
-      inst.push_back(std::move(m));
-    }
+  inst.reserve(matching.instances.size());
+  for (const auto& in : matching.instances) {
+    std::vector<std::pair<std::size_t, std::int64_t>> m;
+    for (const auto& mem : in.members) m.emplace_back(mem.trace, set.traces[mem.trace].data.events[mem.event].end_ns);
+    inst.push_back(std::move(m));
   }
   out.instances = inst.size();
   if (inst.empty()) return out;
@@ -138,6 +112,59 @@ inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_
   // arithmetic in small doubles.
   std::vector<double> o(n, 0.0), T(inst.size(), 0.0);
   std::vector<double> buf;
+  // Start from a spanning forest of pairwise offsets: alternating medians started at 0 can
+  // stall far from the optimum when a group spans two clocks (the median of a two-cluster
+  // instance sits between them and stays there), so each link between traces that share
+  // instances is estimated on its own, o_b - o_a = median(e_b - e_a), and the links shared by
+  // most instances are followed out from each component's reference (Kruskal, then a walk).
+  {
+    std::map<std::pair<std::size_t, std::size_t>, std::vector<double>> link;
+    for (const auto& m : inst) {
+      auto sorted = m;
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t j = 1; j < sorted.size(); ++j)
+        if (sorted[j].first != sorted[j - 1].first)
+          link[{sorted[j - 1].first, sorted[j].first}].push_back(
+              static_cast<double>(sorted[j].second - sorted[j - 1].second));
+    }
+    std::vector<std::tuple<std::size_t, std::size_t, std::size_t, double>> edges;  // (count, a, b, o_b - o_a)
+    for (auto& [ab, d] : link) edges.emplace_back(d.size(), ab.first, ab.second, stats::median(d));
+    std::sort(edges.begin(), edges.end(), [](const auto& x, const auto& y) {
+      return std::get<0>(x) != std::get<0>(y)
+                 ? std::get<0>(x) > std::get<0>(y)
+                 : std::tie(std::get<1>(x), std::get<2>(x)) < std::tie(std::get<1>(y), std::get<2>(y));
+    });
+    std::vector<std::size_t> forest(n);
+    std::iota(forest.begin(), forest.end(), std::size_t{0});
+    auto root = [&](std::size_t x) {
+      while (forest[x] != x) x = forest[x] = forest[forest[x]];
+      return x;
+    };
+    std::vector<std::vector<std::pair<std::size_t, double>>> tree(n);
+    for (const auto& [count, a, b, d] : edges) {
+      if (root(a) == root(b)) continue;
+      forest[root(a)] = root(b);
+      tree[a].emplace_back(b, d);
+      tree[b].emplace_back(a, -d);
+    }
+    std::vector<bool> placed(n, false);
+    std::vector<std::size_t> stack;
+    for (std::size_t t = 0; t < n; ++t) {
+      if (ref[find(t)] != t) continue;
+      placed[t] = true;
+      stack.push_back(t);
+      while (!stack.empty()) {
+        const std::size_t a = stack.back();
+        stack.pop_back();
+        for (const auto& [b, d] : tree[a])
+          if (!placed[b]) {
+            placed[b] = true;
+            o[b] = o[a] + d;
+            stack.push_back(b);
+          }
+      }
+    }
+  }
   int it = 0;
   for (; it < options.max_iterations; ++it) {
     for (std::size_t i = 0; i < inst.size(); ++i) {
@@ -177,6 +204,11 @@ inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_
     c.spread_ns = stats::median(buf);
   }
   return out;
+}
+
+/// Offsets from the instances match_collectives finds without partners.
+inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_align_options& options = {}) {
+  return estimate_clock_offsets(set, match_collectives(set), options);
 }
 
 /// Shifts every event of every trace by -offset (aligned time = local time - offset).

@@ -1,0 +1,404 @@
+// failslow/diagnose/l4_waits.hpp -- L4: who waited for whom. The rank that holds the job back,
+// what it costs its peers per step, and what it was doing before it arrived late.
+//
+// Synopsis
+//   void attribute_waits(model, set, topo, options)   fills model.waits from the traces
+//   l4_result find_holdbacks(model, topo, options)    the ranks the job waits for
+//
+//   Instances. Clock offsets between the traces are estimated from collectives that end
+//   together (trace/clock_align.hpp); collective kernels are matched into instances
+//   (trace/collective_match.hpp): group collectives by process group and order,
+//   point-to-point transfers with the neighbouring pipeline stages of the layout (the two
+//   kernels of a send/receive end together). Kernels in no instance are counted
+//   (waits.unmatched) and reported in the notes, never guessed.
+//   Attribution. In an instance with aligned arrivals (kernel starts) a_m, the last arriver L
+//   releases everyone: member m waited w_m = a_L - a_m, blamed on L -- or on whoever L
+//   inherited its lateness from. With S the second-last arriver and e_x the aligned end of
+//   x's previous instance, L's excess a_L - a_S splits into
+//       inherited = clamp(e_L - e_S, 0, a_L - a_S)   L's previous instance ended later than
+//                                                    S's: blamed as that instance was
+//       own       = the rest                          L's work since then took longer
+//   so blame follows the chain back to the rank whose own work made it late (the root of a
+//   cascade, not its middle). Instances are processed in order of their last arrival.
+//   Per rank and step (the waiting member's step, trace/steps.hpp): waited_ns, caused_ns
+//   (others' wait blamed on the rank), late_ns (its own part of the excess as the last
+//   arriver); edges root -> victim summed over the job; phase_before_late: the GPU user
+//   annotation (or kernel class) of the last activity before its late arrivals, weighted by
+//   the excess.
+//   Findings. What a rank causes includes the schedule's own waits (a pipeline's stages wait
+//   for each other every step), so a rank is judged by its own lateness, late_ns, against its
+//   peers -- the ranks in its place in the other data-parallel replicas (else its stage, else
+//   the job; at least 3). It holds the job back over steps [first, last] when
+//     - z = (mean own lateness - peers' median) / max(1.4826 MAD of the peers', 0.2 % of the
+//       median iteration) >= min_z, and that excess >= min_excess_fraction x the median
+//       iteration;
+//     - it is late by that much over its peers' median in at least max(min_steps,
+//       persistence x the range's steps) steps of the range.
+//   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
+// Complexity: O(n log n) in the collective kernels; findings O(ranks x steps).
+// Accuracy: arrivals are as good as the clock alignment (waits.clocks_aligned; its spread is
+//   tens of microseconds on real traces), so waits below that are noise and count for nothing.
+// Errors: none; without collectives there is nothing to attribute (waits.available = false).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/kernel_class.hpp"
+#include "failslow/core/topology.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/stats/descriptive.hpp"
+#include "failslow/trace/clock_align.hpp"
+#include "failslow/trace/collective_match.hpp"
+#include "failslow/trace/steps.hpp"
+#include "failslow/trace/trace_set.hpp"
+
+namespace failslow::diagnose {
+
+struct wait_options {
+  std::size_t max_edges = 256;
+  std::size_t max_blame_roots = 4;  ///< roots kept per instance when the blame is split
+};
+
+namespace detail {
+
+// Blame of one wait: (trace, fraction) pairs summing to 1.
+using blame_map = std::vector<std::pair<std::size_t, double>>;
+
+inline void add_blame(blame_map& into, const blame_map& from, double weight) {
+  for (const auto& [t, f] : from) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const auto& p) { return p.first == t; });
+    if (it == into.end())
+      into.emplace_back(t, f * weight);
+    else
+      it->second += f * weight;
+  }
+}
+
+inline void cap_blame(blame_map& b, std::size_t keep) {
+  std::sort(b.begin(), b.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (b.size() > keep) b.resize(keep);
+  double total = 0;
+  for (const auto& p : b) total += p.second;
+  if (total > 0)
+    for (auto& p : b) p.second /= total;
+}
+
+// What a trace ran before time t: the innermost GPU annotation around the start of its last
+// non-collective GPU activity that ended by t, else that activity's kernel class.
+class activity_lookup {
+ public:
+  activity_lookup(const io::trace_data& d, const name_table& names, const kernel_classifier& classifier)
+      : d_(d), names_(names), classifier_(classifier) {
+    for (std::uint32_t i = 0; i < d.events.size(); ++i) {
+      const auto& e = d.events[i];
+      if (is_device_activity(e.kind) && e.kind != event_kind::collective) by_end_.emplace_back(e.end_ns, i);
+      if (e.kind == event_kind::annotation && e.device >= 0 && !trace::profiler_step_number(names.name(e.name)))
+        annotations_.emplace_back(e.start_ns, i);
+    }
+    std::sort(by_end_.begin(), by_end_.end());
+    std::sort(annotations_.begin(), annotations_.end());
+  }
+
+  std::string before(std::int64_t t) const {
+    auto it = std::upper_bound(by_end_.begin(), by_end_.end(), std::make_pair(t, ~std::uint32_t{0}));
+    if (it == by_end_.begin()) return {};
+    const auto& act = d_.events[std::prev(it)->second];
+    // Innermost annotation containing the activity's start: the latest-starting one that
+    // still covers it, among the few that start before it.
+    auto a =
+        std::upper_bound(annotations_.begin(), annotations_.end(), std::make_pair(act.start_ns, ~std::uint32_t{0}));
+    for (int looked = 0; a != annotations_.begin() && looked < 64; ++looked) {
+      --a;
+      const auto& ann = d_.events[a->second];
+      if (ann.end_ns > act.start_ns) return std::string(names_.name(ann.name));
+    }
+    return std::string(to_string(classifier_.classify(act.kind, names_.name(act.name))));
+  }
+
+ private:
+  const io::trace_data& d_;
+  const name_table& names_;
+  const kernel_classifier& classifier_;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> by_end_, annotations_;
+};
+
+}  // namespace detail
+
+/// Fills m.waits from the traces of m (the trace set it was built from) and the layout.
+inline void attribute_waits(job_model& m, const trace::trace_set& set, const topology& topo,
+                            const wait_options& options = {},
+                            const kernel_classifier& classifier = kernel_classifier::defaults()) {
+  auto& w = m.waits;
+  w = wait_attribution{};
+  const std::size_t R = m.rank_count(), S = m.step_count(), n = set.traces.size();
+  w.waited_ns = xt::zeros<double>({R, S});
+  w.caused_ns = xt::zeros<double>({R, S});
+  w.late_ns = xt::zeros<double>({R, S});
+  w.phase_before_late.assign(R, std::string());
+  if (n < 2 || S == 0) return;
+
+  trace::collective_match_options mo;
+  if (topo.size(parallel_dim::pp) > 1)
+    mo.partners = [&topo](int rank) {
+      std::vector<int> out;
+      if (rank < 0 || rank >= topo.world_size()) return out;
+      auto c = topo.coords(rank);
+      const int stage = c[parallel_dim::pp];
+      for (int s : {stage - 1, stage + 1})
+        if (s >= 0 && s < topo.size(parallel_dim::pp)) {
+          auto d = c;
+          d[parallel_dim::pp] = s;
+          out.push_back(topo.rank(d));
+        }
+      return out;
+    };
+  const auto matching = trace::match_collectives(set, mo);
+  // Offsets from every instance, transfers included: they link the pipeline stages.
+  const auto clocks = trace::estimate_clock_offsets(set, matching);
+  std::vector<std::int64_t> offset(n, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    offset[t] = clocks.traces[t].offset_ns;
+    w.clocks_aligned = w.clocks_aligned || clocks.traces[t].aligned;
+  }
+  w.collectives = matching.collectives_seen;
+  w.instances = matching.instances.size();
+  w.pairs = matching.pairs;
+  w.unmatched = matching.unmatched;
+  w.keys_skipped = matching.keys_skipped;
+  if (matching.instances.empty()) return;
+  w.available = true;
+
+  // Per trace: its rank's row, the step index (into m.steps) of each event.
+  std::vector<std::int64_t> row(n, -1);
+  std::vector<std::vector<std::int32_t>> step_of(n);
+  std::vector<detail::activity_lookup> lookups;
+  lookups.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto& tr = set.traces[t];
+    lookups.emplace_back(tr.data, set.names, classifier);
+    if (tr.rank < 0 || static_cast<std::size_t>(tr.rank) >= R) continue;
+    row[t] = tr.rank;
+    const auto map = trace::map_steps(tr.data, set.names);
+    step_of[t].assign(tr.data.events.size(), -1);
+    for (std::size_t i = 0; i < tr.data.events.size(); ++i) {
+      const auto k = map.step_of_event[i];
+      if (k < 0) continue;
+      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), map.steps[static_cast<std::size_t>(k)].number);
+      if (it != m.steps.end() && *it == map.steps[static_cast<std::size_t>(k)].number)
+        step_of[t][i] = static_cast<std::int32_t>(it - m.steps.begin());
+    }
+  }
+  auto arrival = [&](const trace::collective_member& mem) {
+    return set.traces[mem.trace].data.events[mem.event].start_ns - offset[mem.trace];
+  };
+  // Instances by their last arrival.
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  order.reserve(matching.instances.size());
+  for (std::size_t i = 0; i < matching.instances.size(); ++i) {
+    std::int64_t last = std::numeric_limits<std::int64_t>::min();
+    for (const auto& mem : matching.instances[i].members) last = std::max(last, arrival(mem));
+    order.emplace_back(last, i);
+  }
+  std::sort(order.begin(), order.end());
+
+  // Per trace: the aligned end of its previous instance and who made that instance end late.
+  struct previous_state {
+    std::int64_t end = std::numeric_limits<std::int64_t>::min();
+    detail::blame_map blame;
+  };
+  std::vector<previous_state> prev(n);
+  std::map<std::pair<std::size_t, std::size_t>, double> edges;  // (root trace, victim trace)
+  std::vector<std::map<std::string, double>> before(n);
+  for (const auto& [last_arrival, idx] : order) {
+    const auto& inst = matching.instances[idx];
+    std::size_t L = 0, S2 = inst.members.size();
+    for (std::size_t j = 1; j < inst.members.size(); ++j)
+      if (arrival(inst.members[j]) > arrival(inst.members[L])) L = j;
+    for (std::size_t j = 0; j < inst.members.size(); ++j)
+      if (j != L && (S2 == inst.members.size() || arrival(inst.members[j]) > arrival(inst.members[S2]))) S2 = j;
+    const auto& ml = inst.members[L];
+    const auto& ms = inst.members[S2];
+    // L's excess over S: inherited where L's previous instance ended later than S's (whoever
+    // held that one back), L's own where its work since then took longer.
+    const double excess = static_cast<double>(arrival(ml) - arrival(ms));
+    const auto& pl = prev[ml.trace];
+    const auto& ps = prev[ms.trace];
+    double inherited = 0;
+    if (excess > 0 && pl.end != std::numeric_limits<std::int64_t>::min() && !pl.blame.empty()) {
+      const double lead = ps.end == std::numeric_limits<std::int64_t>::min() ? 0.0 : static_cast<double>(ps.end);
+      inherited = std::clamp(static_cast<double>(pl.end) - lead, 0.0, excess);
+    }
+    detail::blame_map blame;
+    if (inherited > 0) {
+      detail::add_blame(blame, pl.blame, inherited / excess);
+      if (inherited < excess) detail::add_blame(blame, {{ml.trace, 1.0}}, 1 - inherited / excess);
+    } else {
+      blame = {{ml.trace, 1.0}};
+    }
+    detail::cap_blame(blame, options.max_blame_roots);
+    const double own = excess - inherited;
+    if (row[ml.trace] >= 0 && own > 0) {
+      const auto k = step_of[ml.trace][ml.event];
+      if (k >= 0) w.late_ns(static_cast<std::size_t>(row[ml.trace]), static_cast<std::size_t>(k)) += own;
+      const auto what = lookups[ml.trace].before(arrival(ml) + offset[ml.trace]);
+      if (!what.empty()) before[ml.trace][what] += own;
+    }
+    for (std::size_t j = 0; j < inst.members.size(); ++j) {
+      const auto& mem = inst.members[j];
+      const double wait = static_cast<double>(arrival(ml) - arrival(mem));
+      prev[mem.trace].end = set.traces[mem.trace].data.events[mem.event].end_ns - offset[mem.trace];
+      prev[mem.trace].blame = blame;
+      if (j == L || wait <= 0 || row[mem.trace] < 0) continue;
+      const auto k = step_of[mem.trace][mem.event];
+      if (k < 0) continue;
+      w.waited_ns(static_cast<std::size_t>(row[mem.trace]), static_cast<std::size_t>(k)) += wait;
+      for (const auto& [root, f] : blame) {
+        if (row[root] < 0) continue;
+        w.caused_ns(static_cast<std::size_t>(row[root]), static_cast<std::size_t>(k)) += wait * f;
+        edges[{root, mem.trace}] += wait * f;
+      }
+    }
+  }
+  for (const auto& [key, ns] : edges)
+    w.edges.push_back({static_cast<int>(row[key.first]), static_cast<int>(row[key.second]), ns});
+  std::sort(w.edges.begin(), w.edges.end(), [](const auto& a, const auto& b) {
+    return a.ns != b.ns ? a.ns > b.ns : std::tie(a.root, a.victim) < std::tie(b.root, b.victim);
+  });
+  for (std::size_t t = 0; t < n; ++t) {
+    if (row[t] < 0 || before[t].empty()) continue;
+    const auto top = std::max_element(before[t].begin(), before[t].end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    w.phase_before_late[static_cast<std::size_t>(row[t])] = top->first;
+  }
+  // Victim counts need every edge; the kept list is bounded.
+  w.victims.assign(R, 0);
+  for (const auto& e : w.edges)
+    if (e.root >= 0) ++w.victims[static_cast<std::size_t>(e.root)];
+  if (w.edges.size() > options.max_edges) w.edges.resize(options.max_edges);
+}
+
+struct l4_options {
+  double min_z = 5;                    ///< robust z of its own lateness against its peers'
+  double min_excess_fraction = 0.005;  ///< own lateness over the peers', per step, / median iteration
+  double persistence = 0.5;            ///< fraction of the range's steps where it is that late
+  std::size_t min_steps = 3;
+};
+
+/// A rank the job waits for.
+struct holdback {
+  int rank = -1;
+  std::size_t first = 0, last = 0;   ///< step indices
+  double caused_ns_per_step = 0;     ///< others' wait blamed on it, summed over them, per step
+  double per_victim_ns = 0;          ///< that, per rank that waited for it
+  double late_ns_per_step = 0;       ///< its own lateness as the last arriver, per step
+  double peer_late_ns_per_step = 0;  ///< the same, median of its peers
+  double z = 0;
+  std::size_t victims = 0, steps = 0;
+  std::vector<int> peers;
+  std::vector<std::pair<int, double>> top_victims;  ///< (rank, wait ns over the job), largest first
+  std::string phase_before;
+  double job_slowdown = 0;  ///< excess lateness per step / the median iteration time
+};
+
+struct l4_result {
+  std::vector<holdback> holdbacks;
+  std::vector<std::string> notes;
+};
+
+inline l4_result find_holdbacks(const job_model& m, const topology& topo, const l4_options& o = {}) {
+  l4_result out;
+  const auto& w = m.waits;
+  if (!w.available) {
+    if (m.source == "traces")
+      out.notes.push_back("L4: no collective matched across ranks (" + std::to_string(w.collectives) +
+                          " collective kernels), so no wait-for attribution");
+    else
+      out.notes.push_back("L4: who waited for whom needs traces (summaries keep no collective instances)");
+    return out;
+  }
+  if (w.unmatched > 0)
+    out.notes.push_back("L4: " + std::to_string(w.unmatched) + " of " + std::to_string(w.collectives) +
+                        " collective kernels were matched to no instance (" + std::to_string(w.keys_skipped) +
+                        " process groups with differing counts, transfers without a partner) and carry no wait");
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  if (topo.world_size() != m.world_size || S == 0) return out;
+  std::vector<double> iters;
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s)
+      if (std::isfinite(m.iteration_ns(r, s))) iters.push_back(m.iteration_ns(r, s));
+  if (iters.empty()) return out;
+  const double iter_med = stats::median(iters);
+  const double floor_ns = o.min_excess_fraction * iter_med;
+  std::vector<double> own(R, 0.0);
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t s = 0; s < S; ++s) own[r] += w.late_ns(r, s);
+    own[r] /= static_cast<double>(S);
+  }
+  std::vector<double> buf, step_buf;
+  for (std::size_t r = 0; r < R; ++r) {
+    if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
+    // Peers: the ranks in its place in the other data-parallel replicas (same stage and
+    // shard), else its stage, else the job -- ranks whose arrivals the schedule makes alike.
+    std::vector<int> peers;
+    for (const dim_set vary :
+         {dim_set{parallel_dim::dp}, dim_set::all() & ~dim_set{parallel_dim::pp}, dim_set::all()}) {
+      peers.clear();
+      for (int q : topo.group(static_cast<int>(r), vary))
+        if (q != static_cast<int>(r) && m.has_rank[static_cast<std::size_t>(q)]) peers.push_back(q);
+      if (peers.size() >= 3) break;
+    }
+    if (peers.size() < 3) continue;
+    buf.clear();
+    for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
+    const double med = stats::median(buf);
+    for (auto& v : buf) v = std::abs(v - med);
+    const double scale = std::max(1.4826 * stats::median(buf), 0.002 * iter_med);
+    const double z = (own[r] - med) / scale;
+    if (z < o.min_z || own[r] - med < floor_ns) continue;
+    // Steps where it is late by the floor over its peers' median that step.
+    std::vector<std::size_t> hit;
+    for (std::size_t s = 0; s < S; ++s) {
+      step_buf.clear();
+      for (int q : peers) step_buf.push_back(w.late_ns(static_cast<std::size_t>(q), s));
+      if (w.late_ns(r, s) - stats::median(step_buf) >= floor_ns) hit.push_back(s);
+    }
+    if (hit.size() < o.min_steps) continue;
+    const std::size_t first = hit.front(), last = hit.back(), range = last - first + 1;
+    if (static_cast<double>(hit.size()) < o.persistence * static_cast<double>(range)) continue;
+    double caused = 0, late = 0;
+    for (std::size_t s = first; s <= last; ++s) {
+      caused += w.caused_ns(r, s);
+      late += w.late_ns(r, s);
+    }
+    holdback h;
+    h.rank = static_cast<int>(r);
+    h.first = first;
+    h.last = last;
+    h.steps = hit.size();
+    h.caused_ns_per_step = caused / static_cast<double>(range);
+    h.victims = w.victims[r];
+    h.per_victim_ns = h.caused_ns_per_step / static_cast<double>(h.victims);
+    h.late_ns_per_step = late / static_cast<double>(range);
+    h.peer_late_ns_per_step = med;
+    h.z = z;
+    h.peers = peers;
+    h.phase_before = r < w.phase_before_late.size() ? w.phase_before_late[r] : std::string();
+    h.job_slowdown = std::max(0.0, h.late_ns_per_step - med) / iter_med;
+    for (const auto& e : w.edges)
+      if (e.root == h.rank && h.top_victims.size() < 8) h.top_victims.emplace_back(e.victim, e.ns);
+    out.holdbacks.push_back(std::move(h));
+  }
+  std::sort(out.holdbacks.begin(), out.holdbacks.end(),
+            [](const holdback& a, const holdback& b) { return a.caused_ns_per_step > b.caused_ns_per_step; });
+  return out;
+}
+
+}  // namespace failslow::diagnose

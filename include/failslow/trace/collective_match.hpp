@@ -1,0 +1,230 @@
+// failslow/trace/collective_match.hpp -- which collective kernels of different ranks are one
+// collective: the instances that clock alignment and wait-for attribution read.
+//
+// Synopsis
+//   collective_matching match_collectives(set, options)
+//   clock offsets: trace/clock_align.hpp estimates them from these instances.
+//   Group collectives. Every collective kernel (event_kind::collective) of a trace gets a key:
+//   the NCCL "Process Group Name" when the trace carries it, else the kernel name. NCCL runs
+//   the collectives of one communicator in the same order on every member, so the k-th kernel
+//   of a key (in start order) on every trace that has the key is one instance. A key whose
+//   count differs between traces is not matched (keys_skipped, its kernels counted in
+//   unmatched): its k-th kernels are not known to be the same collective.
+//   Point-to-point transfers (core/kernel_class.hpp is_point_to_point: NCCL send/receive) are
+//   pairs, not group operations: a key shared by exactly two traces is matched by order like a
+//   group; otherwise, when options.partners names the ranks a rank exchanges with (its
+//   neighbouring pipeline stages), a transfer is paired with the partner's transfer that ends
+//   at the same time -- the two kernels of a send/receive complete together. Clocks differ
+//   between hosts, and group collectives never link two pipeline stages, so the pair of
+//   clocks' offset is found from the transfers themselves: the difference of end times most
+//   transfers agree on (within pair_tolerance_ns, searched up to max_pair_offset_ns; at least
+//   two agreeing). Then ends within pair_tolerance_ns of each other are paired, each kernel in at most
+//   one pair, closest ends first. Transfers left over are counted in unmatched.
+//   Instances list their members as (trace index, event index); ordinal is k for group
+//   instances and the pair's number for point-to-point ones.
+// Accounting: collectives_seen == sum of instance sizes + unmatched.
+// Complexity: O(n log n) for n collective kernels, plus, per pair of partners, the end
+//   differences within max_pair_offset_ns.
+// Errors: none; traces without collectives give no instances.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "failslow/core/event.hpp"
+#include "failslow/core/kernel_class.hpp"
+#include "failslow/trace/trace_set.hpp"
+
+namespace failslow::trace {
+
+struct collective_member {
+  std::size_t trace = 0;    ///< index into trace_set::traces
+  std::uint32_t event = 0;  ///< index into that trace's events
+};
+
+struct collective_instance {
+  name_id key = 0;  ///< process-group name or kernel name (an id of the set's name table)
+  std::uint32_t ordinal = 0;
+  bool point_to_point = false;
+  std::vector<collective_member> members;  ///< at least two, in trace order
+};
+
+struct collective_match_options {
+  /// Ranks a rank exchanges point-to-point transfers with; empty function: none known.
+  std::function<std::vector<int>(int rank)> partners;
+  /// The two kernels of a transfer end within this of each other (after the clock offset).
+  std::int64_t pair_tolerance_ns = 50'000;
+  /// Largest clock offset between two partners the pairing looks for.
+  std::int64_t max_pair_offset_ns = 50'000'000;
+};
+
+struct collective_matching {
+  std::vector<collective_instance> instances;
+  std::uint64_t collectives_seen = 0;
+  std::uint64_t unmatched = 0;  ///< collective kernels in no instance
+  std::uint64_t keys_used = 0, keys_skipped = 0;
+  std::uint64_t pairs = 0;  ///< point-to-point instances
+};
+
+inline collective_matching match_collectives(const trace_set& set, const collective_match_options& options = {}) {
+  collective_matching out;
+  const std::size_t n = set.traces.size();
+  // key -> per trace: (start, event index) of its collectives.
+  struct key_events {
+    bool p2p = false;
+    std::vector<std::vector<std::pair<std::int64_t, std::uint32_t>>> per_trace;
+  };
+  std::map<std::pair<name_id, bool>, key_events> keys;  // (key, point-to-point)
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto& d = set.traces[t].data;
+    std::vector<name_id> key_of;
+    for (const auto& c : d.collectives)
+      if (c.pg_name != io::collective_args::no_name && c.event < d.events.size()) {
+        if (key_of.empty()) key_of.assign(d.events.size(), io::collective_args::no_name);
+        key_of[c.event] = c.pg_name;
+      }
+    for (std::size_t i = 0; i < d.events.size(); ++i) {
+      const auto& e = d.events[i];
+      if (e.kind != event_kind::collective) continue;
+      ++out.collectives_seen;
+      const bool p2p = is_point_to_point(set.names.name(e.name));
+      name_id key = key_of.empty() || key_of[i] == io::collective_args::no_name ? e.name : key_of[i];
+      // Transfers and group collectives of one process group are matched apart.
+      auto& k = keys[{key, p2p}];
+      k.p2p = p2p;
+      if (k.per_trace.empty()) k.per_trace.resize(n);
+      k.per_trace[t].emplace_back(e.start_ns, static_cast<std::uint32_t>(i));
+    }
+  }
+  // Point-to-point kernels of keys shared by more than two traces, per trace, for pairing.
+  std::vector<std::vector<std::uint32_t>> loose(n);
+  for (auto& [slot, k] : keys) {
+    const name_id key = slot.first;
+    std::size_t members = 0, count = 0, total = 0;
+    bool consistent = true;
+    for (auto& v : k.per_trace) {
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      total += v.size();
+      if (members++ == 0)
+        count = v.size();
+      else if (v.size() != count)
+        consistent = false;
+    }
+    if (k.p2p && members > 2) {
+      for (std::size_t t = 0; t < n; ++t)
+        for (const auto& [s, i] : k.per_trace[t]) loose[t].push_back(i);
+      continue;
+    }
+    if (members < 2 || !consistent) {
+      if (members >= 2) ++out.keys_skipped;
+      out.unmatched += total;
+      continue;
+    }
+    ++out.keys_used;
+    for (std::size_t j = 0; j < count; ++j) {
+      collective_instance inst;
+      inst.key = key;
+      inst.ordinal = static_cast<std::uint32_t>(j);
+      inst.point_to_point = k.p2p;
+      for (std::size_t t = 0; t < n; ++t)
+        if (!k.per_trace[t].empty()) inst.members.push_back({t, k.per_trace[t][j].second});
+      out.pairs += k.p2p ? 1 : 0;
+      out.instances.push_back(std::move(inst));
+    }
+  }
+  // Pairing by common end time with the partners' transfers.
+  std::size_t loose_total = 0;
+  for (const auto& v : loose) loose_total += v.size();
+  if (loose_total == 0) return out;
+  if (!options.partners) {
+    out.unmatched += loose_total;
+    return out;
+  }
+  std::map<int, std::size_t> trace_of_rank;
+  for (std::size_t t = 0; t < n; ++t)
+    if (set.traces[t].rank >= 0) trace_of_rank.emplace(set.traces[t].rank, t);
+  struct candidate {
+    std::int64_t distance;
+    std::size_t a, b;  // traces, a < b
+    std::uint32_t ea, eb;
+  };
+  std::vector<candidate> cands;
+  std::vector<std::int64_t> diffs;
+  for (std::size_t a = 0; a < n; ++a) {
+    if (loose[a].empty() || set.traces[a].rank < 0) continue;
+    for (int partner : options.partners(set.traces[a].rank)) {
+      const auto it = trace_of_rank.find(partner);
+      if (it == trace_of_rank.end() || it->second <= a || loose[it->second].empty()) continue;
+      const std::size_t b = it->second;
+      std::vector<std::pair<std::int64_t, std::uint32_t>> ends_a, ends_b;
+      for (auto i : loose[a]) ends_a.emplace_back(set.traces[a].data.events[i].end_ns, i);
+      for (auto i : loose[b]) ends_b.emplace_back(set.traces[b].data.events[i].end_ns, i);
+      std::sort(ends_a.begin(), ends_a.end());
+      std::sort(ends_b.begin(), ends_b.end());
+      // The two clocks' offset: the difference of ends that most transfers agree on (within
+      // the tolerance), among all differences up to max_pair_offset_ns.
+      diffs.clear();
+      std::size_t lo = 0;
+      for (const auto& [end, i] : ends_a) {
+        while (lo < ends_b.size() && ends_b[lo].first < end - options.max_pair_offset_ns) ++lo;
+        for (std::size_t j = lo; j < ends_b.size() && ends_b[j].first <= end + options.max_pair_offset_ns; ++j)
+          diffs.push_back(end - ends_b[j].first);
+      }
+      if (diffs.empty()) continue;
+      std::sort(diffs.begin(), diffs.end());
+      // Ties (a periodic schedule agrees with itself one period off too): the smaller offset.
+      std::size_t best = 0;
+      std::int64_t delta = 0;
+      for (std::size_t i = 0, j = 0; i < diffs.size(); ++i) {
+        while (diffs[i] - diffs[j] > options.pair_tolerance_ns) ++j;
+        const std::size_t count = i - j + 1;
+        const std::int64_t mid = diffs[j + (count - 1) / 2];  // the window's median
+        if (count > best || (count == best && std::llabs(mid) < std::llabs(delta))) {
+          best = count;
+          delta = mid;
+        }
+      }
+      // A lone coincidence is no clock: two agreeing pairs at least.
+      if (best < 2) continue;
+      for (const auto& [end, i] : ends_a) {
+        const std::int64_t target = end - delta;
+        auto pos = std::lower_bound(ends_b.begin(), ends_b.end(), std::make_pair(target, std::uint32_t{0}));
+        for (auto p : {pos, pos == ends_b.begin() ? ends_b.end() : pos - 1}) {
+          if (p == ends_b.end()) continue;
+          const std::int64_t d = std::llabs(p->first - target);
+          if (d <= options.pair_tolerance_ns) cands.push_back({d, a, b, i, p->second});
+        }
+      }
+    }
+  }
+  std::sort(cands.begin(), cands.end(), [](const candidate& x, const candidate& y) {
+    return std::tie(x.distance, x.a, x.ea, x.b, x.eb) < std::tie(y.distance, y.a, y.ea, y.b, y.eb);
+  });
+  std::vector<std::vector<bool>> used(n);
+  for (std::size_t t = 0; t < n; ++t) used[t].assign(set.traces[t].data.events.size(), false);
+  std::uint32_t ordinal = 0;
+  std::size_t paired = 0;
+  for (const auto& c : cands) {
+    if (used[c.a][c.ea] || used[c.b][c.eb]) continue;
+    used[c.a][c.ea] = used[c.b][c.eb] = true;
+    collective_instance inst;
+    inst.key = set.traces[c.a].data.events[c.ea].name;
+    inst.ordinal = ordinal++;
+    inst.point_to_point = true;
+    inst.members = {{c.a, c.ea}, {c.b, c.eb}};
+    out.instances.push_back(std::move(inst));
+    ++out.pairs;
+    paired += 2;
+  }
+  out.unmatched += loose_total - paired;
+  return out;
+}
+
+}  // namespace failslow::trace

@@ -1,0 +1,164 @@
+// L4: who waited for whom. Collective instances matched across ranks (group collectives by
+// process group and order, transfers by common end time with pipeline neighbours), waits
+// blamed on the last arriver with cascades passed to their root, and the rank that holds the
+// job back -- found on simulated jobs of several sizes, seeds and clock skews, never a victim,
+// and quiet on healthy jobs.
+#include <catch2/catch.hpp>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/l4_waits.hpp>
+#include <failslow/trace/collective_match.hpp>
+#include <string>
+#include <vector>
+
+#include "support/simulated_job.hpp"
+
+using namespace failslow;
+
+namespace {
+
+struct l4_job_case {
+  int tp, pp, dp;
+  std::uint64_t seed;
+  double clock_skew_us;
+};
+
+diagnose::job_model l4_model_of(const failslow_test::traced_job& tj) {
+  auto m = diagnose::build_job_model(tj.set);
+  diagnose::attribute_waits(m, tj.set, tj.job.topo);
+  return m;
+}
+
+sim::job_config l4_config(const l4_job_case& c, int steps) {
+  sim::job_config cfg;
+  cfg.sizes = parallel_sizes{};
+  cfg.sizes.tp = c.tp;
+  cfg.sizes.pp = c.pp;
+  cfg.sizes.dp = c.dp;
+  cfg.steps = steps;
+  cfg.seed = c.seed;
+  cfg.max_clock_offset_us = c.clock_skew_us;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("match_collectives: group instances by order, transfers by common end, the rest counted", "[l4][match]") {
+  // Three ranks; a process group of ranks 0-2 runs two all-reduces; ranks 0 and 1 exchange a
+  // transfer under a 3-rank key (so it needs the partner rule); rank 2 has a transfer nobody
+  // matches; a key with differing counts is skipped.
+  trace::trace_set set;
+  const auto ar = set.names.intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  const auto p2p = set.names.intern("ncclDevKernel_SendRecv");
+  const auto odd = set.names.intern("ncclDevKernel_AllGather_RING_LL");
+  set.world_size = 3;
+  for (int r = 0; r < 3; ++r) {
+    trace::rank_trace t;
+    t.rank = r;
+    auto add = [&](name_id name, std::int64_t start, std::int64_t end) {
+      event e;
+      e.kind = event_kind::collective;
+      e.name = name;
+      e.start_ns = start;
+      e.end_ns = end;
+      e.device = 0;
+      t.data.events.push_back(e);
+    };
+    add(ar, 1000 + 100 * r, 5000);
+    add(ar, 9000 + 300 * r, 12000);
+    if (r < 2) add(p2p, 20'000 + 500 * r, 30'000 + 10 * r);  // ends 10 ns apart: one transfer
+    if (r == 2) add(p2p, 40'000, 50'000);                    // no partner ends near it
+    add(odd, 60'000, 61'000);
+    if (r == 0) add(odd, 62'000, 63'000);  // rank 0 has two, the others one: skipped
+    set.traces.push_back(std::move(t));
+  }
+  trace::collective_match_options o;
+  o.partners = [](int rank) {
+    return rank == 0 ? std::vector<int>{1} : rank == 1 ? std::vector<int>{0} : std::vector<int>{};
+  };
+  const auto m = trace::match_collectives(set, o);
+  std::size_t members = 0;
+  for (const auto& i : m.instances) members += i.members.size();
+  CHECK(m.collectives_seen == 3 * 2 + 3 + 4);
+  CHECK(members + m.unmatched == m.collectives_seen);
+  REQUIRE(m.instances.size() == 3);
+  CHECK(m.pairs == 1);
+  CHECK(m.keys_skipped == 1);
+  CHECK(m.unmatched == 1 + 4);  // rank 2's lone transfer, the skipped key's four kernels
+  int groups = 0;
+  for (const auto& i : m.instances) {
+    if (i.point_to_point) {
+      REQUIRE(i.members.size() == 2);
+      CHECK(set.traces[i.members[0].trace].rank + set.traces[i.members[1].trace].rank == 1);
+    } else {
+      ++groups;
+      CHECK(i.members.size() == 3);
+    }
+  }
+  CHECK(groups == 2);
+  // Without partners the 3-rank transfer key cannot be paired: all three counted.
+  const auto bare = trace::match_collectives(set);
+  CHECK(bare.pairs == 0);
+  CHECK(bare.unmatched == 3 + 4);
+}
+
+TEST_CASE("attribution: victims' waits go to the straggler, cascades through stages to their root", "[l4]") {
+  const std::vector<l4_job_case> cases = {
+      {2, 4, 4, 1, 0}, {2, 2, 4, 2, 1000}, {1, 1, 8, 3, 500}, {2, 4, 2, 4, 200}, {4, 2, 2, 5, 1000}};
+  for (const auto& c : cases) {
+    const auto tj = failslow_test::simulate_traces(l4_config(c, 16), sim::scenario::compute_straggler);
+    const auto& fault = tj.job.truth.faults.front();
+    const int culprit = fault.ranks.front();
+    INFO("layout tp " << c.tp << " pp " << c.pp << " dp " << c.dp << ", seed " << c.seed << ", skew " << c.clock_skew_us
+                      << " us, straggler rank " << culprit);
+    const auto m = l4_model_of(tj);
+    REQUIRE(m.waits.available);
+    CHECK(m.waits.clocks_aligned);
+    // Every collective kernel is in an instance or counted.
+    CHECK(m.waits.instances > 0);
+    // The largest edges all start at the culprit.
+    REQUIRE(!m.waits.edges.empty());
+    CHECK(m.waits.edges.front().root == culprit);
+    const auto l4 = diagnose::find_holdbacks(m, tj.job.topo);
+    REQUIRE(l4.holdbacks.size() == 1);
+    const auto& h = l4.holdbacks.front();
+    CHECK(h.rank == culprit);
+    CHECK(h.victims >= static_cast<std::size_t>(tj.job.topo.world_size() / 2));
+    CHECK(m.steps[h.first] <= fault.first_step + 1);
+    CHECK(h.late_ns_per_step > 2 * h.peer_late_ns_per_step);
+  }
+}
+
+TEST_CASE("L4 is quiet on healthy jobs and on faults that are no rank's", "[l4]") {
+  for (const auto s : {sim::scenario::healthy, sim::scenario::dp_link, sim::scenario::tp_link}) {
+    for (std::uint64_t seed : {11, 12}) {
+      const l4_job_case c{2, 2, 4, seed, 1000};
+      auto cfg = l4_config(c, 14);
+      cfg.noise = 2.0;
+      const auto tj = failslow_test::simulate_traces(cfg, s);
+      INFO("scenario " << to_string(s) << ", seed " << seed);
+      const auto m = l4_model_of(tj);
+      const auto l4 = diagnose::find_holdbacks(m, tj.job.topo);
+      CHECK(l4.holdbacks.empty());
+    }
+  }
+}
+
+TEST_CASE("the report: the straggler's finding carries the wait it costs; summaries say L4 needs traces", "[l4]") {
+  const l4_job_case c{2, 2, 4, 7, 300};
+  const auto tj = failslow_test::simulate_traces(l4_config(c, 16), sim::scenario::compute_straggler);
+  const int culprit = tj.job.truth.faults.front().ranks.front();
+  const auto m = l4_model_of(tj);
+  const auto rep = diagnose::diagnose(m, tj.job.topo);
+  bool carried = false;
+  for (const auto& f : rep.findings) {
+    if (f.ranks.size() == 1 && f.ranks.front() == culprit && f.evidence.find("caused_wait_ns_per_step")) carried = true;
+    if (f.kind == "holds_back") CHECK(f.ranks.front() == culprit);
+  }
+  CHECK(carried);
+
+  const auto [sm, truth] = failslow_test::simulate_summaries_model(l4_config(c, 8), sim::scenario::compute_straggler);
+  const auto srep = diagnose::diagnose(sm, tj.job.topo);
+  bool said = false;
+  for (const auto& n : srep.notes) said = said || n.find("L4") != std::string::npos;
+  CHECK(said);
+}
