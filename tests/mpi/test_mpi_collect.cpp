@@ -5,13 +5,10 @@
 // same windows, name the straggler, and damaged or empty ranks must be reported, not block.
 // Every test case makes the same collective calls on every process (Catch2 runs them in the same
 // order everywhere); checks are CHECKs so that a failure never skips a collective call.
-#define CATCH_CONFIG_RUNNER
 #include <mpi.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <cstring>
 #include <failslow/collect/mpi.hpp>
 #include <failslow/compress/codec.hpp>
 #include <failslow/diagnose/diagnose.hpp>
@@ -27,9 +24,10 @@ using collect::mpi_collector;
 using collect::mpi_collector_options;
 using compress::window_summary;
 
-namespace {
+// --ranks-per-node=N (test_mpi_main.cpp): emulated nodes; 0: nodes by shared memory.
+extern int failslow_mpi_test_ranks_per_node;
 
-int mpit_ranks_per_node = 0;  // --ranks-per-node N: emulated nodes
+namespace {
 
 int mpit_rank() {
   int r = 0;
@@ -62,7 +60,7 @@ std::string mpit_name(name_id k) { return std::string(sim::kernel_key_name(k)); 
 mpi_collector_options mpit_options() {
   mpi_collector_options o;
   o.sizes = mpit_job().config.sizes;
-  o.ranks_per_node = mpit_ranks_per_node;
+  o.ranks_per_node = failslow_mpi_test_ranks_per_node;
   return o;
 }
 
@@ -165,9 +163,9 @@ TEST_CASE("mpi: the collector duplicates the caller's communicator and splits it
   MPI_Allreduce(MPI_IN_PLACE, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &members, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   CHECK(members == mpit_size());
-  if (mpit_ranks_per_node > 0) {
-    CHECK(leaders == (mpit_size() + mpit_ranks_per_node - 1) / mpit_ranks_per_node);
-    CHECK(c.node_rank() == mpit_rank() % mpit_ranks_per_node);
+  if (failslow_mpi_test_ranks_per_node > 0) {
+    CHECK(leaders == (mpit_size() + failslow_mpi_test_ranks_per_node - 1) / failslow_mpi_test_ranks_per_node);
+    CHECK(c.node_rank() == mpit_rank() % failslow_mpi_test_ranks_per_node);
   } else {
     CHECK(leaders == 1);  // one machine
   }
@@ -345,22 +343,4 @@ TEST_CASE("mpi: misuse is a typed error before any collective call", "[mpi]") {
   CHECK_THROWS_AS(c.gather(), invalid_argument);
   const auto res = c.wait();
   CHECK(res.bytes_sent == 0);
-}
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--ranks-per-node=", 17) == 0) {
-      mpit_ranks_per_node = std::atoi(argv[i] + 17);
-      continue;
-    }
-    args.push_back(argv[i]);
-  }
-  Catch::Session session;
-  int failed = session.run(static_cast<int>(args.size()), args.data());
-  // Every process says whether it passed; the exit code is the same everywhere.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
 }
