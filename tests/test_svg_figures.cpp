@@ -403,9 +403,13 @@ TEST_CASE("diagnosis figures and the HTML page of a simulated straggler", "[io][
   REQUIRE(verdict != std::string::npos);
   CHECK(verdict < findings);
   CHECK(page.find(io::detail::xml_escaped(st->summary)) < findings);  // in the verdict
-  for (std::size_t k = 0; k < figs.size(); ++k) {
-    CHECK(page.find(figs[k].svg) != std::string::npos);
-    CHECK(page.find("id=\"fig-" + std::to_string(k + 1) + "\"") != std::string::npos);
+  for (const auto& f : figs) CHECK(page.find(f.svg) != std::string::npos);
+  std::size_t previous = 0;  // figures numbered in the order the page shows them
+  for (std::size_t n = 1; n <= figs.size(); ++n) {
+    const std::size_t at = page.find("<figure id=\"fig-" + std::to_string(n) + "\"");
+    REQUIRE(at != std::string::npos);
+    CHECK(at > previous);
+    previous = at;
   }
   CHECK(page.find("<script") == std::string::npos);
   CHECK(page.find("src=") == std::string::npos);

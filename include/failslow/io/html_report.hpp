@@ -18,7 +18,8 @@
 //               iteration heatmap)
 //     Notes     what could not be diagnosed and why; Files: report.files
 //   Text is HTML-escaped (& < > " '); figures' SVG is inserted as given (the svg_*.hpp
-//   writers escape their text). Every figure sits in <figure id="fig-N" class="KIND">.
+//   writers escape their text). Every figure sits in <figure id="fig-N" class="KIND">, numbered
+//   1, 2, ... in the order the page shows them.
 //   The same inputs give the same bytes.
 // Complexity: O(size of the report and the figures).
 // Errors: none (std::bad_alloc aside).
@@ -158,13 +159,28 @@ inline std::string report_to_html(const report& r, const std::vector<figure>& fi
   }
   out += "</section>\n";
 
+  // Figures are numbered in the order the page shows them: under the first finding that refers
+  // to them, then the overview.
+  auto shows = [&](std::size_t k, std::size_t i) {
+    return !figures[k].overview &&
+           std::find(figures[k].findings.begin(), figures[k].findings.end(), i) != figures[k].findings.end();
+  };
+  std::vector<std::size_t> number(figures.size(), 0);
+  std::size_t numbered = 0;
+  for (std::size_t i = 0; i < r.findings.size(); ++i)
+    for (std::size_t k = 0; k < figures.size(); ++k)
+      if (number[k] == 0 && shows(k, i)) number[k] = ++numbered;
+  for (auto& n : number)
+    if (n == 0) n = ++numbered;
+
   // Findings with their evidence and figures.
   std::vector<bool> shown(figures.size(), false);
   auto put_figure = [&](std::size_t k) {
     const auto& fig = figures[k];
-    out += "<figure id=\"fig-" + std::to_string(k + 1) + "\" class=\"" + html(fig.kind) + "\">\n";
+    const std::string n = std::to_string(number[k]);
+    out += "<figure id=\"fig-" + n + "\" class=\"" + html(fig.kind) + "\">\n";
     out += fig.svg;
-    out += "<figcaption>Figure " + std::to_string(k + 1) + ": " + html(fig.title) + " (<code>" + html(fig.file) +
+    out += "<figcaption>Figure " + n + ": " + html(fig.title) + " (<code>" + html(fig.file) +
            "</code>)</figcaption>\n</figure>\n";
     shown[k] = true;
   };
@@ -196,12 +212,10 @@ inline std::string report_to_html(const report& r, const std::vector<figure>& fi
     }
     std::string seealso;
     for (std::size_t k = 0; k < figures.size(); ++k) {
-      if (figures[k].overview ||
-          std::find(figures[k].findings.begin(), figures[k].findings.end(), i) == figures[k].findings.end())
-        continue;
+      if (!shows(k, i)) continue;
       if (shown[k])
-        seealso += std::string(seealso.empty() ? "" : ", ") + "<a href=\"#fig-" + std::to_string(k + 1) + "\">figure " +
-                   std::to_string(k + 1) + "</a>";
+        seealso += std::string(seealso.empty() ? "" : ", ") + "<a href=\"#fig-" + std::to_string(number[k]) +
+                   "\">figure " + std::to_string(number[k]) + "</a>";
       else
         put_figure(k);
     }
