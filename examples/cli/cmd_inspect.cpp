@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <failslow/compress/codec.hpp>
 #include <failslow/core/kernel_class.hpp>
+#include <failslow/stats/descriptive.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/idle.hpp>
+#include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
 #include <fstream>
@@ -234,6 +236,7 @@ void run(const inspect_options& o) {
     cj["flows"] = d.stats.flows;
     cj["metadata"] = d.stats.metadata;
     cj["malformed"] = d.stats.malformed();
+    cj["kind_by_name"] = d.stats.kind_by_name;  // no "cat" (plain Chrome trace): kind told by name
     r["events"] = cj;
     r["kernel_time_ns"] = {
         {"compute", rank_class_ns[0]}, {"communication", rank_class_ns[1]}, {"memory", rank_class_ns[2]}};
@@ -253,6 +256,27 @@ void run(const inspect_options& o) {
       sj["steps"] = per;
     }
     sj["unattributed_gpu_events"] = steps.unattributed;
+    // Where each step's time went (trace/step_breakdown.hpp): GPU kernels by class, or, in a
+    // trace without GPU activity, host operators (collectives' time is communication).
+    const auto b = trace::breakdown_steps(d, steps, set.names);
+    sj["measured_on"] = b.from_host ? "host" : "gpu";
+    sj["gpu_events"] = b.device_events;
+    nlohmann::json bj = nlohmann::json::array();
+    for (std::size_t k = 0; k < b.steps.size(); ++k) {
+      const auto& st = b.steps[k];
+      if (!st.has_work) continue;
+      nlohmann::json ph = nlohmann::json::object();
+      for (std::size_t p = 0; p < b.phase_names.size(); ++p) ph[b.phase_names[p]] = b.phase_compute[p][k];
+      bj.push_back({{"step", st.number},
+                    {"period_ns", st.period_ns},
+                    {"compute_ns", st.compute_ns},
+                    {"communication_ns", st.communication_ns},
+                    {"memory_ns", st.memory_ns},
+                    {"idle_ns", st.idle_ns},
+                    {"phases", ph}});
+    }
+    sj["breakdown"] = bj;
+    sj["phases"] = b.phase_names;
     r["steps"] = sj;
     const auto idle = trace::analyze_idle(d);
     r["idle"] = {{"busy_ns", idle.busy_ns},
@@ -300,8 +324,11 @@ void run(const inspect_options& o) {
     std::cout << "duplicate ranks: " << nlohmann::json(set.duplicate_ranks).dump() << '\n';
   for (const auto& f : set.skipped_files) std::cout << "skipped (JSON without traceEvents): " << f << '\n';
   for (const auto& r : ranks) {
-    std::cout << "\nrank " << r["rank"].get<int>() << " (" << r["rank_from"].get<std::string>() << ")  "
-              << r["source"].get<std::string>() << '\n';
+    if (r["rank"].get<int>() >= 0)
+      std::cout << "\nrank " << r["rank"].get<int>() << " (" << r["rank_from"].get<std::string>() << ")  ";
+    else
+      std::cout << "\nrank unknown (no distributedInfo, no rank in the file name; --rank PATH=RANK sets it)  ";
+    std::cout << r["source"].get<std::string>() << '\n';
     std::cout << "  events:";
     for (const auto& [k, v] : r["events"].items()) std::cout << ' ' << k << '=' << v.dump();
     std::cout << '\n';
@@ -309,14 +336,47 @@ void run(const inspect_options& o) {
     std::cout << "  steps: " << s["count"].dump();
     if (s.contains("first")) std::cout << " (#" << s["first"].dump() << " .. #" << s["last"].dump() << ")";
     std::cout << '\n';
+    if (!s["breakdown"].empty()) {
+      // Medians over the steps; --json has every step.
+      auto median_of = [&](auto&& value) {
+        std::vector<double> v;
+        for (const auto& row : s["breakdown"]) v.push_back(value(row));
+        return failslow::stats::median(v);
+      };
+      auto ms_of = [&](const char* key) {
+        return ms(
+            static_cast<std::int64_t>(median_of([&](const nlohmann::json& row) { return row[key].get<double>(); })));
+      };
+      const bool host = s["measured_on"] == "host";
+      std::cout << "  per step (median of " << s["breakdown"].size() << (host ? ", CPU operators" : ", GPU")
+                << "): period " << ms_of("period_ns") << "; compute " << ms_of("compute_ns") << ", communication "
+                << ms_of("communication_ns") << (host ? "" : ", memory " + ms_of("memory_ns")) << ", idle "
+                << ms_of("idle_ns") << '\n';
+      if (!s["phases"].empty()) {
+        std::cout << "  phases (compute per step, median):";
+        std::size_t shown = 0;
+        for (const auto& name : s["phases"]) {
+          if (shown++ == 8) break;
+          const auto n = name.get<std::string>();
+          std::cout << (shown > 1 ? ", " : " ") << n << ' '
+                    << ms(static_cast<std::int64_t>(
+                           median_of([&](const nlohmann::json& row) { return row["phases"][n].get<double>(); })));
+        }
+        std::cout << '\n';
+      }
+    }
     const auto& kt = r["kernel_time_ns"];
-    std::cout << "  GPU time: compute " << ms(kt["compute"]) << ", communication " << ms(kt["communication"])
-              << ", memory " << ms(kt["memory"]) << '\n';
-    const auto& id = r["idle"];
-    std::cout << "  GPU idle " << ms(id["idle_ns"]) << ": host wait " << ms(id["host_wait_ns"]) << ", kernel wait "
-              << ms(id["kernel_wait_ns"]) << ", other " << ms(id["other_ns"]) << "; launch delay median "
-              << id["launch_delay_median_ns"].get<double>() / 1e3 << " us; launch stalls " << id["launch_stalls"].dump()
-              << '\n';
+    if (s["gpu_events"] == 0) {
+      std::cout << "  no GPU activity\n";
+    } else {
+      std::cout << "  GPU time: compute " << ms(kt["compute"]) << ", communication " << ms(kt["communication"])
+                << ", memory " << ms(kt["memory"]) << '\n';
+      const auto& id = r["idle"];
+      std::cout << "  GPU idle " << ms(id["idle_ns"]) << ": host wait " << ms(id["host_wait_ns"]) << ", kernel wait "
+                << ms(id["kernel_wait_ns"]) << ", other " << ms(id["other_ns"]) << "; launch delay median "
+                << id["launch_delay_median_ns"].get<double>() / 1e3 << " us; launch stalls "
+                << id["launch_stalls"].dump() << '\n';
+    }
     const auto& c = r["clock"];
     if (c["aligned"].get<bool>())
       std::cout << "  clock offset " << c["offset_ns"].get<double>() / 1000.0 << " us"
