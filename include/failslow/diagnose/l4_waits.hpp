@@ -73,12 +73,13 @@ namespace detail {
 using blame_map = std::vector<std::pair<std::size_t, double>>;
 
 inline void add_blame(blame_map& into, const blame_map& from, double weight) {
-  for (const auto& [t, f] : from) {
-    auto it = std::find_if(into.begin(), into.end(), [&](const auto& p) { return p.first == t; });
+  for (const auto& entry : from) {
+    const std::size_t trace = entry.first;
+    auto it = std::find_if(into.begin(), into.end(), [trace](const auto& p) { return p.first == trace; });
     if (it == into.end())
-      into.emplace_back(t, f * weight);
+      into.emplace_back(trace, entry.second * weight);
     else
-      it->second += f * weight;
+      it->second += entry.second * weight;
   }
 }
 
