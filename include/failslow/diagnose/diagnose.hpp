@@ -416,6 +416,9 @@ inline void add_holdback_evidence(finding& f, const holdback& h) {
       .add("victims", static_cast<double>(h.victims))
       .add("top_victims", std::move(victims));
   if (!h.phase_before.empty()) f.evidence.add("before_late_arrival", h.phase_before);
+  if (f.level != "L4")
+    f.summary += "; the waits of " + std::to_string(h.victims) + (h.victims == 1 ? " rank" : " ranks") +
+                 " in collectives trace back to it, " + format_duration(h.per_victim_ns) + " per step each (L4)";
 }
 
 inline std::string holdback_words(const holdback& h) {
