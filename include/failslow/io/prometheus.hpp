@@ -233,17 +233,18 @@ inline std::string prometheus_metrics(const report& rep, const diagnose::job_mod
 
   // Findings by level and kind: the kinds the diagnosis emits always, so that an alert on
   // "> 0" has a series to watch.
-  std::vector<std::pair<std::string, std::string>> kinds = {{"L1", "slow_window"},     {"L2", "straggler"},
-                                                            {"L3", "degraded_kernel"}, {"L3", "degraded_link"},
-                                                            {"L3", "outlier_rank"},    {"L3", "slow_stage"}};
+  std::vector<std::pair<std::string, std::string>> kinds = {
+      {"L1", "slow_window"},  {"L2", "straggler"},  {"L3", "degraded_kernel"}, {"L3", "degraded_link"},
+      {"L3", "outlier_rank"}, {"L3", "slow_stage"}, {"L4", "holds_back"}};
   for (const auto& f : rep.findings)
     if (std::find(kinds.begin(), kinds.end(), std::make_pair(f.level, f.kind)) == kinds.end())
       kinds.emplace_back(f.level, f.kind);
   w.family("failslow_findings", "gauge", "Findings of the last diagnosis by level and kind.");
-  for (const auto& [level, kind] : kinds) {
-    const auto n = std::count_if(rep.findings.begin(), rep.findings.end(),
-                                 [&](const finding& f) { return f.level == level && f.kind == kind; });
-    w.sample({{"level", level}, {"kind", kind}}, static_cast<double>(n));
+  for (const auto& level_kind : kinds) {
+    const auto n = std::count_if(rep.findings.begin(), rep.findings.end(), [&level_kind](const finding& f) {
+      return f.level == level_kind.first && f.kind == level_kind.second;
+    });
+    w.sample({{"level", level_kind.first}, {"kind", level_kind.second}}, static_cast<double>(n));
   }
   std::map<std::pair<int, std::string>, int> per_rank;
   for (const auto& f : rep.findings)
