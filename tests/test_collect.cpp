@@ -150,7 +150,7 @@ TEST_CASE("collect: the parser turns kernels, copies and sets into records") {
   CHECK(kernel_classifier::defaults().classify(names.name(h.records[5].ev.name)) == kernel_class::memory);
 }
 
-TEST_CASE("collect: bad records are counted, not used; a cut buffer stops at the cut") {
+TEST_CASE("collect: bad records are counted, not used, and a cut buffer stops at the cut") {
   name_table names;
   clock_anchor clock;
   activity_parser parser(names, clock);
@@ -206,7 +206,7 @@ TEST_CASE("collect: bad records are counted, not used; a cut buffer stops at the
   }
 }
 
-TEST_CASE("collect: a reused name pointer is interned afresh; a full name cache still interns") {
+TEST_CASE("collect: a reused name pointer is interned afresh, and a full name cache still interns") {
   name_table names;
   clock_anchor clock;
   parser_options opt;
@@ -467,7 +467,7 @@ TEST_CASE("collect: step windows agree with a reference on random out-of-order s
   }
 }
 
-TEST_CASE("collect: time windows line up on multiples of their length; a full pending area closes early") {
+TEST_CASE("collect: time windows line up on multiples of their length, and a full pending area closes early") {
   collect_window_log log;
   step_window_options opt;
   opt.time_window_ns = 1000;

@@ -167,7 +167,7 @@ TEST_CASE("L4 is quiet on healthy jobs and on faults that are no rank's", "[l4]"
   }
 }
 
-TEST_CASE("the report: the straggler's finding carries the wait it costs; summaries say L4 needs traces", "[l4]") {
+TEST_CASE("the report: the straggler's finding carries the wait it costs, and summaries say L4 needs traces", "[l4]") {
   const l4_job_case c{2, 2, 4, 7, 300};
   const auto tj = failslow_test::simulate_traces(l4_config(c, 16), sim::scenario::compute_straggler);
   const int culprit = tj.job.truth.faults.front().ranks.front();

@@ -227,7 +227,7 @@ TEST_CASE("prometheus: a simulated straggler's metrics in seconds, per rank and 
   }
 }
 
-TEST_CASE("prometheus: every step with last_steps 0; the file appears whole through a rename", "[io][prometheus]") {
+TEST_CASE("prometheus: every step with last_steps 0, and the file appears whole through a rename", "[io][prometheus]") {
   sim::job_config cfg;
   cfg.sizes = parse_parallel_sizes("tp=1,pp=2,dp=4");
   cfg.steps = 5;

@@ -233,7 +233,7 @@ TEST_CASE("svg heatmap: the straggler's row is the top colour, at every size, ag
   }
 }
 
-TEST_CASE("svg heatmap: columns beyond the width are aggregated; missing data is grey", "[io][svg]") {
+TEST_CASE("svg heatmap: columns beyond the width are aggregated, and missing data is grey", "[io][svg]") {
   const std::size_t ranks = 4, steps = 1000;
   std::vector<double> v(ranks * steps, 1e6);
   v[2 * steps + 777] = 5e6;  // one slow step of rank 2
