@@ -14,13 +14,13 @@ __global__ void spin(long long cycles, float* sink) {
   if (x == -1.0f) sink[0] = x;  // never true: keeps the loop
 }
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
-      return 1;                                                                      \
-    }                                                                                \
+#define CHECK(call)                                                    \
+  do {                                                                 \
+    cudaError_t e_ = (call);                                           \
+    if (e_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
+      return 1;                                                        \
+    }                                                                  \
   } while (0)
 
 int main(int argc, char** argv) {

@@ -9,6 +9,7 @@
 //     ranks it names (empty: job-wide), optionally a group ("dp:3", "stage:1"), a phase and a
 //     kernel, the step range, a score (documented per kind), the evidence (named numbers,
 //     texts and step lists) and one sentence for people.
+//   verdict_of(report): the findings a verdict names (L2 and up) and the first L1 window.
 //   severity_order(a, b): findings sort by job impact (evidence "job_slowdown", the fraction of
 //     iteration time the job lost over the finding's steps), then the more specific level first
 //     (L4 > L3 > L2 > L1), then score.
@@ -123,6 +124,24 @@ struct report {
 /// The rank of a level string ("L1" -> 1), 0 for anything else.
 inline int level_number(std::string_view level) noexcept {
   return level.size() == 2 && level[0] == 'L' && level[1] >= '1' && level[1] <= '9' ? level[1] - '0' : 0;
+}
+
+/// What a verdict names: the findings that blame a rank, kernel, link or stage (L2 and up), in
+/// report order, and the first job-wide L1 window, said when nothing is blamed.
+struct verdict_findings {
+  std::vector<const finding*> blamed;
+  const finding* worst_window = nullptr;
+};
+
+inline verdict_findings verdict_of(const report& r) {
+  verdict_findings v;
+  for (const auto& f : r.findings) {
+    if (level_number(f.level) >= 2)
+      v.blamed.push_back(&f);
+    else if (!v.worst_window)
+      v.worst_window = &f;
+  }
+  return v;
 }
 
 /// Strict weak order: the more severe finding first (see the synopsis).

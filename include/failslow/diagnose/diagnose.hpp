@@ -447,7 +447,6 @@ inline finding l4_finding(const job_model& m, const topology& topo, const holdba
 
 }  // namespace detail
 
-
 /// L1 + L2 on a model; the report of failslow.report/1.
 inline report diagnose(const job_model& m, const topology& topo, const diagnose_options& o = {}) {
   report rep;

@@ -135,14 +135,7 @@ inline std::string report_to_html(const report& r, const std::vector<figure>& fi
   out += "</p>\n</header>\n";
 
   // Verdict, as the text report words it.
-  std::vector<const finding*> blamed;
-  const finding* worst_window = nullptr;
-  for (const auto& f : r.findings) {
-    if (level_number(f.level) >= 2)
-      blamed.push_back(&f);
-    else if (!worst_window)
-      worst_window = &f;
-  }
+  const auto [blamed, worst_window] = verdict_of(r);
   out += std::string("<section class=\"verdict") + (r.findings.empty() ? " clean" : "") +
          "\" id=\"verdict\">\n<h2>Verdict</h2>\n";
   if (r.findings.empty()) {

@@ -162,14 +162,7 @@ inline std::string report_to_text(const report& r, const text_report_options& o 
   out += '\n';
 
   // Verdict.
-  std::vector<const finding*> blamed;
-  const finding* worst_window = nullptr;
-  for (const auto& f : r.findings) {
-    if (level_number(f.level) >= 2)
-      blamed.push_back(&f);
-    else if (!worst_window)
-      worst_window = &f;
-  }
+  const auto [blamed, worst_window] = verdict_of(r);
   if (r.findings.empty()) {
     append_wrapped(out,
                    "No fail-slow problem found in steps " + std::to_string(r.first_step) + "-" +
