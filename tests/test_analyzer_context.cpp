@@ -33,15 +33,9 @@ std::size_t context_count(const std::string& text, const std::string& what) {
 TEST_CASE("analyzer context: system context, anomaly events and metrics of a simulated straggler",
           "[io][context][sim]") {
   for (std::uint64_t seed : {2u, 8u}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=4");
-    cfg.steps = 12;
-    cfg.seed = seed;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    auto [model, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::compute_straggler, {}, mo);
-    const topology topo(cfg.sizes);
-    const auto rep = diagnose::diagnose(model, topo);
+    const auto job =
+        failslow_test::diagnose_simulated_summaries("tp=2,pp=2,dp=4", 12, seed, sim::scenario::compute_straggler);
+    const auto& [model, truth, topo, rep] = job;
     INFO("seed " << seed);
     REQUIRE(!rep.findings.empty());
     const int culprit = truth.faults.at(0).ranks.at(0);

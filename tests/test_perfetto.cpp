@@ -201,15 +201,9 @@ TEST_CASE("perfetto: a cap on events, a healthy job, and host events left out", 
 TEST_CASE("perfetto: from summaries, the steps and phase totals the model knows, and it says so",
           "[io][perfetto][sim]") {
   for (std::uint64_t seed : {4u, 9u}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=4");
-    cfg.steps = 10;
-    cfg.seed = seed;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    auto [model, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::compute_straggler, {}, mo);
-    const topology topo(cfg.sizes);
-    const auto rep = diagnose::diagnose(model, topo);
+    const auto job =
+        failslow_test::diagnose_simulated_summaries("tp=2,pp=2,dp=4", 10, seed, sim::scenario::compute_straggler);
+    const auto& [model, truth, topo, rep] = job;
     const auto res = io::perfetto_trace(rep, model, topo, nullptr);
     INFO("seed " << seed);
     CHECK(res.view.ranks.at(0) == truth.faults.at(0).ranks.at(0));

@@ -148,15 +148,9 @@ TEST_CASE("prometheus: label values, HELP texts and numbers are escaped as forma
 TEST_CASE("prometheus: a simulated straggler's metrics in seconds, per rank and step, findings by level",
           "[io][prometheus][sim]") {
   for (std::uint64_t seed : {3u, 11u}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=4");
-    cfg.steps = 12;
-    cfg.seed = seed;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    auto [model, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::compute_straggler, {}, mo);
-    const topology topo(cfg.sizes);
-    const auto rep = diagnose::diagnose(model, topo);
+    const auto job =
+        failslow_test::diagnose_simulated_summaries("tp=2,pp=2,dp=4", 12, seed, sim::scenario::compute_straggler);
+    const auto& [model, truth, topo, rep] = job;
     INFO("seed " << seed);
     REQUIRE(!rep.findings.empty());
     const int culprit = truth.faults.at(0).ranks.at(0);
@@ -200,9 +194,9 @@ TEST_CASE("prometheus: a simulated straggler's metrics in seconds, per rank and 
              {"L1", "slow_window"}, {"L2", "straggler"}, {"L3", "degraded_kernel"}, {"L3", "degraded_link"}}) {
       const auto* f = prom_find(samples, "failslow_findings", {{"level", level}, {"kind", kind}});
       REQUIRE(f);
-      CHECK(f->value ==
-            static_cast<double>(std::count_if(rep.findings.begin(), rep.findings.end(),
-                                              [&](const finding& x) { return x.level == level && x.kind == kind; })));
+      CHECK(f->value == static_cast<double>(std::count_if(
+                            rep.findings.begin(), rep.findings.end(),
+                            [lv = level, kd = kind](const finding& x) { return x.level == lv && x.kind == kd; })));
     }
     const auto* l2 = prom_find(samples, "failslow_rank_findings", {{"rank", std::to_string(culprit)}, {"level", "L2"}});
     REQUIRE(l2);

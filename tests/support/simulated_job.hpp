@@ -2,6 +2,7 @@
 // trace set (the path real traces take), or its window summaries (the always-on path).
 #pragma once
 
+#include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/job_model.hpp>
 #include <failslow/io/kineto_reader.hpp>
 #include <failslow/sim/kineto_writer.hpp>
@@ -50,6 +51,28 @@ inline std::pair<failslow::diagnose::job_model, failslow::sim::truth> simulate_s
       },
       {});
   return {b.finish(), run.truth};
+}
+
+/// A simulated job's summaries (kernel windows kept), its layout and its diagnosis.
+struct diagnosed_summaries {
+  failslow::diagnose::job_model model;
+  failslow::sim::truth truth;
+  failslow::topology topo;
+  failslow::report rep;
+};
+
+inline diagnosed_summaries diagnose_simulated_summaries(const char* layout, int steps, std::uint64_t seed,
+                                                        failslow::sim::scenario s) {
+  failslow::sim::job_config cfg;
+  cfg.sizes = failslow::parse_parallel_sizes(layout);
+  cfg.steps = steps;
+  cfg.seed = seed;
+  failslow::diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto [model, truth] = simulate_summaries_model(cfg, s, {}, mo);
+  failslow::topology topo(cfg.sizes);
+  auto rep = failslow::diagnose::diagnose(model, topo);
+  return {std::move(model), std::move(truth), std::move(topo), std::move(rep)};
 }
 
 }  // namespace failslow_test
