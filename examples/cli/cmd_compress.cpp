@@ -13,6 +13,7 @@
 // output says which: "fidelity": {"mode", "sampled", "windows_evaluated", "windows_total",
 // "pairs", "pairs_total", ...}.
 #include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -26,12 +27,17 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "commands.hpp"
+
+#if FAILSLOW_HAS_MPI
+#include <failslow/collect/mpi.hpp>
+#endif
 
 namespace failslow_cli {
 namespace {
@@ -49,6 +55,7 @@ struct compress_options {
   bool fidelity_all = false;
   bool no_fidelity = false;
   std::size_t fidelity_pairs = 400;
+  bool mpi = false;
 };
 
 enum class fidelity_mode { sample, all, off };
@@ -91,54 +98,22 @@ double quantile_of_sorted(const std::vector<double>& x, double p) {
   return x[std::min(x.size() - 1, static_cast<std::size_t>(p * static_cast<double>(x.size())))];
 }
 
-void run(const compress_options& o) {
-  using namespace failslow;
-  if (o.out.empty()) throw invalid_argument("compress: -o FILE.fsum is required");
-  if (!(o.window_ms >= 0)) throw invalid_argument("compress: --window-ms must be >= 0");
-  if (o.fidelity_pairs == 0) throw invalid_argument("compress: --fidelity-pairs must be >= 1");
-  trace::trace_set_options so;
-  so.threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  so.assume_missing_ranks = true;  // a .fsum window needs a rank: traces that state none take free ones
-  const auto set = trace::load_trace_set(o.paths, so);
+// The subcommand's own names, with the library's in reach.
+namespace compress_cmd {
+using namespace failslow;
 
-  compress::trace_window_options wo;
-  wo.compressor.per_key_cap = o.cap;
-  wo.compressor.max_window_ns = static_cast<std::int64_t>(o.window_ms * 1e6);
-  wo.use_steps = !o.no_steps;
-  compress::codec_options co;
-  co.key_frame_interval = o.key_frame;
-  co.precision_bits = o.precision;
-
+// One process's part of the job (all of it without --mpi): its traces, their windows, and the
+// windows in the order a live stream would bring them (window by window, ranks interleaved).
+struct compressed_share {
+  explicit compressed_share(trace::trace_set&& traces) : set(std::move(traces)) {}
+  trace::trace_set set;
   struct rank_windows {
     std::vector<compress::window_summary> windows;
     std::vector<std::int64_t> window_of_event;
   };
-  std::vector<rank_windows> per_trace(set.traces.size());
+  std::vector<rank_windows> per_trace;
   compress::trace_window_counts total;
   std::uint64_t input_bytes = 0, kineto_bytes = 0;
-  for (std::size_t t = 0; t < set.traces.size(); ++t) {
-    const auto& rt = set.traces[t];
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(rt.data.source, ec);
-    if (!ec) input_bytes += size;
-    const auto steps = trace::map_steps(rt.data, set.names);
-    auto& rw = per_trace[t];
-    const auto c = compress::summarize_trace(
-        rt.data, steps, rt.rank, wo, [&](compress::window_summary&& w) { rw.windows.push_back(std::move(w)); },
-        &rw.window_of_event);
-    if (!c.accounted()) throw domain_error("compress: events of " + rt.data.source + " are not accounted for");
-    total.device_events += c.device_events;
-    total.compressed += c.compressed;
-    total.outside_steps += c.outside_steps;
-    total.skipped += c.skipped;
-    total.host_events += c.host_events;
-    total.windows += c.windows;
-    for (std::size_t i = 0; i < rt.data.events.size(); ++i)
-      if (rw.window_of_event[i] >= 0)
-        kineto_bytes += minimal_kineto_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
-  }
-
-  // Encode as a live stream would arrive: window by window, ranks interleaved.
   struct stream_entry {
     std::uint64_t window_id;
     std::int32_t rank;
@@ -146,26 +121,71 @@ void run(const compress_options& o) {
     const compress::window_summary* w;
   };
   std::vector<stream_entry> stream;
-  for (std::size_t t = 0; t < per_trace.size(); ++t)
-    for (const auto& w : per_trace[t].windows) stream.push_back({w.window_id, w.rank, t, &w});
-  std::sort(stream.begin(), stream.end(), [](const auto& a, const auto& b) {
+};
+
+void summarize_share(const compress_options& o, compressed_share& share) {
+  compress::trace_window_options wo;
+  wo.compressor.per_key_cap = o.cap;
+  wo.compressor.max_window_ns = static_cast<std::int64_t>(o.window_ms * 1e6);
+  wo.use_steps = !o.no_steps;
+  const auto& set = share.set;
+  share.per_trace.resize(set.traces.size());
+  for (std::size_t t = 0; t < set.traces.size(); ++t) {
+    const auto& rt = set.traces[t];
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(rt.data.source, ec);
+    if (!ec) share.input_bytes += size;
+    const auto steps = trace::map_steps(rt.data, set.names);
+    auto& rw = share.per_trace[t];
+    const auto c = compress::summarize_trace(
+        rt.data, steps, rt.rank, wo, [&](compress::window_summary&& w) { rw.windows.push_back(std::move(w)); },
+        &rw.window_of_event);
+    if (!c.accounted()) throw domain_error("compress: events of " + rt.data.source + " are not accounted for");
+    share.total.device_events += c.device_events;
+    share.total.compressed += c.compressed;
+    share.total.outside_steps += c.outside_steps;
+    share.total.skipped += c.skipped;
+    share.total.host_events += c.host_events;
+    share.total.windows += c.windows;
+    for (std::size_t i = 0; i < rt.data.events.size(); ++i)
+      if (rw.window_of_event[i] >= 0)
+        share.kineto_bytes += minimal_kineto_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
+  }
+  for (std::size_t t = 0; t < share.per_trace.size(); ++t)
+    for (const auto& w : share.per_trace[t].windows) share.stream.push_back({w.window_id, w.rank, t, &w});
+  std::sort(share.stream.begin(), share.stream.end(), [](const auto& a, const auto& b) {
     return std::tie(a.window_id, a.rank, a.trace) < std::tie(b.window_id, b.rank, b.trace);
   });
-  compress::summary_encoder encoder([&](name_id id) { return std::string(set.names.name(id)); }, co);
-  std::string bytes = encoder.header();
-  for (const auto& s : stream) encoder.encode(*s.w, bytes);
-  {
-    std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) throw invalid_argument("compress: cannot write '" + o.out + "'");
-  }
+}
 
-  // Which windows the fidelity is measured on (indices into `stream`).
-  const fidelity_mode mode = o.no_fidelity    ? fidelity_mode::off
-                             : o.fidelity_all ? fidelity_mode::all
-                                              : fidelity_mode::sample;
-  std::uint64_t pairs_total = 0;
-  for (const auto& s : stream) pairs_total += s.w->kernels.size();
+compress::codec_options codec_options_of(const compress_options& o) {
+  compress::codec_options co;
+  co.key_frame_interval = o.key_frame;
+  co.precision_bits = o.precision;
+  return co;
+}
+
+std::string encode_share(const compressed_share& share, const compress::codec_options& co) {
+  compress::summary_encoder encoder([&](name_id id) { return std::string(share.set.names.name(id)); }, co);
+  std::string bytes = encoder.header();
+  for (const auto& s : share.stream) encoder.encode(*s.w, bytes);
+  return bytes;
+}
+
+struct fidelity_figures {
+  std::vector<double> rel_w1;  // W1 / mean per evaluated (window, key) pair
+  std::uint64_t zero_mean_keys = 0, windows_evaluated = 0, pairs_total = 0;
+  std::size_t names = 0;        // keys in the decoded dictionary
+  std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ)
+};
+
+// The share's bytes decoded back: each window must be the one encoded at its place (same rank,
+// id, keys and counts); on the windows picked by `mode`, W1(decoded, exact) / mean per key.
+fidelity_figures check_and_measure(const compressed_share& share, const std::string& bytes, fidelity_mode mode,
+                                   std::size_t pairs_limit, const std::string& label) {
+  const auto& stream = share.stream;
+  fidelity_figures f;
+  for (const auto& s : stream) f.pairs_total += s.w->kernels.size();
   std::vector<char> evaluate(stream.size(), mode == fidelity_mode::all);
   if (mode == fidelity_mode::sample) {
     std::vector<std::pair<std::uint64_t, std::size_t>> by_hash(stream.size());
@@ -175,15 +195,13 @@ void run(const compress_options& o) {
     std::uint64_t pairs = 0;
     for (const auto& [hash, i] : by_hash) {
       const std::size_t k = stream[i].w->kernels.size();
-      if (pairs > 0 && pairs + k > o.fidelity_pairs) break;
+      if (pairs > 0 && pairs + k > pairs_limit) break;
       evaluate[i] = 1;
       pairs += k;
     }
   }
-  const auto windows_evaluated = static_cast<std::uint64_t>(std::count(evaluate.begin(), evaluate.end(), 1));
+  f.windows_evaluated = static_cast<std::uint64_t>(std::count(evaluate.begin(), evaluate.end(), 1));
 
-  // The file as written, decoded back: each window must be the one encoded at its place (same
-  // rank, id, keys and counts); the windows to evaluate are kept, the others dropped.
   std::vector<compress::window_summary> kept;
   std::vector<std::size_t> kept_at(stream.size(), SIZE_MAX);
   std::size_t at = 0;
@@ -202,13 +220,13 @@ void run(const compress_options& o) {
         }
         ++at;
       },
-      o.out);
+      label);
   if (!decoded.damaged.empty() || at != stream.size())
     throw domain_error("compress: the written file does not decode cleanly");
+  f.names = decoded.names.size();
+  for (const auto& [id, n] : decoded.names) f.name_bytes += n.size();
 
-  // Fidelity: every evaluated (window, key) against the exact durations that went into it.
-  std::vector<double> rel_w1;
-  std::uint64_t zero_mean_keys = 0;
+  const auto& set = share.set;
   std::vector<std::vector<std::pair<std::int64_t, const compress::window_summary*>>> evaluated_of(set.traces.size());
   for (std::size_t i = 0; i < stream.size(); ++i)
     if (evaluate[i])
@@ -218,7 +236,7 @@ void run(const compress_options& o) {
     if (windows.empty()) continue;
     std::sort(windows.begin(), windows.end());
     const auto& ev = set.traces[t].data.events;
-    const auto& wof = per_trace[t].window_of_event;
+    const auto& wof = share.per_trace[t].window_of_event;
     std::map<std::pair<std::size_t, name_id>, std::vector<double>> exact;  // (index in windows, key)
     for (std::size_t i = 0; i < ev.size(); ++i) {
       if (wof[i] < 0) continue;
@@ -232,33 +250,52 @@ void run(const compress_options& o) {
       const compress::kernel_summary* k = windows[key.first].second->find(key.second);
       if (!k) throw domain_error("compress: a window or key is missing from the decoded file");
       if (!(*std::max_element(durations.begin(), durations.end()) > 0)) {
-        ++zero_mean_keys;  // zero-length events only: nothing to be relative to
+        ++f.zero_mean_keys;  // zero-length events only: nothing to be relative to
         continue;
       }
-      rel_w1.push_back(compress::relative_w1(*k, durations));
+      f.rel_w1.push_back(compress::relative_w1(*k, durations));
     }
   }
-  std::sort(rel_w1.begin(), rel_w1.end());
+  return f;
+}
 
-  std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ): long C++ names weigh on short traces
-  for (const auto& [id, n] : decoded.names) name_bytes += n.size();
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw invalid_argument("compress: cannot write '" + path + "'");
+}
+
+// What the output reports about the run with --mpi (absent without).
+struct mpi_figures {
+  int processes = 0, nodes = 0;
+  double gather_s = 0, merge_s = 0;
+  std::uint64_t largest_share_bytes = 0;
+};
+
+void print_result(const compress_options& o, fidelity_mode mode, std::size_t traces,
+                  const std::vector<std::string>& skipped_files, const compress::trace_window_counts& total,
+                  std::uint64_t input_bytes, std::uint64_t kineto_bytes, std::size_t fsum_bytes, std::uint64_t windows,
+                  fidelity_figures& fid, std::size_t pairs_limit, const std::optional<mpi_figures>& mpi) {
+  auto& rel_w1 = fid.rel_w1;
+  std::sort(rel_w1.begin(), rel_w1.end());
   const auto ratio = [&](std::uint64_t in) {
-    return bytes.empty() ? 0.0 : static_cast<double>(in) / static_cast<double>(bytes.size());
+    return fsum_bytes == 0 ? 0.0 : static_cast<double>(in) / static_cast<double>(fsum_bytes);
   };
+  const compress::codec_options co = codec_options_of(o);
   nlohmann::json j;
   j["schema"] = "failslow.compress/1";
   j["output"] = o.out;
-  j["traces"] = set.traces.size();
-  j["skipped_files"] = set.skipped_files;
+  j["traces"] = traces;
+  j["skipped_files"] = skipped_files;
   j["windows"] = total.windows;
-  j["keys"] = decoded.names.size();
+  j["keys"] = fid.names;
   j["events"] = {{"device", total.device_events},
                  {"compressed", total.compressed},
                  {"outside_steps", total.outside_steps},
                  {"skipped", total.skipped},
                  {"host_not_compressed", total.host_events}};
-  j["bytes"] = {{"fsum", bytes.size()},
-                {"name_strings", name_bytes},
+  j["bytes"] = {{"fsum", fsum_bytes},
+                {"name_strings", fid.name_bytes},
                 {"input_files", input_bytes},
                 {"minimal_kineto_json", kineto_bytes},
                 {"records_32B", total.compressed * 32}};
@@ -266,24 +303,40 @@ void run(const compress_options& o) {
                 {"vs_minimal_kineto_json", ratio(kineto_bytes)},
                 {"vs_32B_records", ratio(total.compressed * 32)}};
   // sampled: the figures come from part of the windows (never with --no-fidelity: no figures).
-  const bool sampled = mode == fidelity_mode::sample && windows_evaluated < stream.size();
-  j["fidelity"] = {
-      {"mode", to_string(mode)},        {"sampled", sampled},       {"windows_evaluated", windows_evaluated},
-      {"windows_total", stream.size()}, {"pairs", rel_w1.size()},   {"zero_duration_pairs", zero_mean_keys},
-      {"pairs_total", pairs_total},     {"w1_rel_median", nullptr}, {"w1_rel_p95", nullptr}};
-  if (mode == fidelity_mode::sample) j["fidelity"]["sample_pairs_limit"] = o.fidelity_pairs;
+  const bool sampled = mode == fidelity_mode::sample && fid.windows_evaluated < windows;
+  j["fidelity"] = {{"mode", to_string(mode)},
+                   {"sampled", sampled},
+                   {"windows_evaluated", fid.windows_evaluated},
+                   {"windows_total", windows},
+                   {"pairs", rel_w1.size()},
+                   {"zero_duration_pairs", fid.zero_mean_keys},
+                   {"pairs_total", fid.pairs_total},
+                   {"w1_rel_median", nullptr},
+                   {"w1_rel_p95", nullptr}};
+  if (mode == fidelity_mode::sample) j["fidelity"]["sample_pairs_limit"] = pairs_limit;
   if (mode != fidelity_mode::off) {  // no numbers for what was not measured
     j["fidelity"]["w1_rel_median"] = quantile_of_sorted(rel_w1, 0.5);
     j["fidelity"]["w1_rel_p95"] = quantile_of_sorted(rel_w1, 0.95);
   }
   j["codec"] = {{"precision_bits", co.precision_bits}, {"key_frame_interval", co.key_frame_interval}};
+  if (mpi)
+    j["mpi"] = {{"processes", mpi->processes},
+                {"nodes", mpi->nodes},
+                {"gather_s", mpi->gather_s},
+                {"merge_s", mpi->merge_s},
+                {"largest_share_bytes", mpi->largest_share_bytes}};
   if (o.json) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::printf("%zu trace(s) -> %s: %llu windows, %zu kernel keys\n", set.traces.size(), o.out.c_str(),
-              static_cast<unsigned long long>(total.windows), decoded.names.size());
-  for (const auto& f : set.skipped_files) std::printf("skipped (JSON without traceEvents): %s\n", f.c_str());
+  std::printf("%zu trace(s) -> %s: %llu windows, %zu kernel keys\n", traces, o.out.c_str(),
+              static_cast<unsigned long long>(total.windows), fid.names);
+  if (mpi)
+    std::printf("compressed by %d MPI processes on %d node(s); the root gathered %llu-byte shares at most in %.3f s, "
+                "merged in %.3f s\n",
+                mpi->processes, mpi->nodes, static_cast<unsigned long long>(mpi->largest_share_bytes), mpi->gather_s,
+                mpi->merge_s);
+  for (const auto& f : skipped_files) std::printf("skipped (JSON without traceEvents): %s\n", f.c_str());
   std::printf("GPU events: %llu compressed, %llu outside steps, %llu skipped; %llu host events not compressed\n",
               static_cast<unsigned long long>(total.compressed), static_cast<unsigned long long>(total.outside_steps),
               static_cast<unsigned long long>(total.skipped), static_cast<unsigned long long>(total.host_events));
@@ -291,23 +344,253 @@ void run(const compress_options& o) {
       "%zu bytes (kernel names: %llu bytes before LZ, written once): %.1fx the input files (%llu bytes), %.1fx these "
       "events as minimal Kineto JSON, %.1fx as "
       "32-byte records\n",
-      bytes.size(), static_cast<unsigned long long>(name_bytes), ratio(input_bytes),
+      fsum_bytes, static_cast<unsigned long long>(fid.name_bytes), ratio(input_bytes),
       static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes), ratio(total.compressed * 32));
   if (mode == fidelity_mode::off) {
-    std::printf("fidelity: not measured (--no-fidelity); all %zu windows decode back as encoded\n", stream.size());
+    std::printf("fidelity: not measured (--no-fidelity); all %llu windows decode back as encoded\n",
+                static_cast<unsigned long long>(windows));
     return;
   }
   std::printf("fidelity, W1(decoded, exact) / mean over %zu (window, key) pairs: median %.2f %%, p95 %.2f %%",
               rel_w1.size(), 100 * quantile_of_sorted(rel_w1, 0.5), 100 * quantile_of_sorted(rel_w1, 0.95));
   if (sampled)
-    std::printf(" -- a sample: %llu of %zu windows, %llu of %llu pairs (--fidelity for all)\n",
-                static_cast<unsigned long long>(windows_evaluated), stream.size(),
-                static_cast<unsigned long long>(rel_w1.size() + zero_mean_keys),
-                static_cast<unsigned long long>(pairs_total));
+    std::printf(" -- a sample: %llu of %llu windows, %llu of %llu pairs (--fidelity for all)\n",
+                static_cast<unsigned long long>(fid.windows_evaluated), static_cast<unsigned long long>(windows),
+                static_cast<unsigned long long>(rel_w1.size() + fid.zero_mean_keys),
+                static_cast<unsigned long long>(fid.pairs_total));
   else
-    std::printf(" (all %zu windows)\n", stream.size());
+    std::printf(" (all %llu windows)\n", static_cast<unsigned long long>(windows));
 }
 
+void check_options(const compress_options& o) {
+  if (o.out.empty()) throw invalid_argument("compress: -o FILE.fsum is required");
+  if (!(o.window_ms >= 0)) throw invalid_argument("compress: --window-ms must be >= 0");
+  if (o.fidelity_pairs == 0) throw invalid_argument("compress: --fidelity-pairs must be >= 1");
+}
+
+fidelity_mode mode_of(const compress_options& o) {
+  return o.no_fidelity ? fidelity_mode::off : o.fidelity_all ? fidelity_mode::all : fidelity_mode::sample;
+}
+
+unsigned threads_of(const compress_options& o) {
+  return o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+void run(const compress_options& o) {
+  check_options(o);
+  trace::trace_set_options so;
+  so.threads = threads_of(o);
+  so.assume_missing_ranks = true;  // a .fsum window needs a rank: traces that state none take free ones
+  compressed_share share(trace::load_trace_set(o.paths, so));
+  summarize_share(o, share);
+  const std::string bytes = encode_share(share, codec_options_of(o));
+  write_file(o.out, bytes);
+  const fidelity_mode mode = mode_of(o);
+  auto fid = check_and_measure(share, bytes, mode, o.fidelity_pairs, o.out);
+  print_result(o, mode, share.set.traces.size(), share.set.skipped_files, share.total, share.input_bytes,
+               share.kineto_bytes, bytes.size(), share.stream.size(), fid, o.fidelity_pairs, std::nullopt);
+}
+
+#if FAILSLOW_HAS_MPI
+// --mpi: every process of MPI_COMM_WORLD reads the files i with i % size == its rank, compresses
+// them and checks its own bytes (fidelity on its share, the sample limit split between the
+// processes); collect::mpi_collector gathers the shares (two-level, one message per node) and the
+// root merges them into one .fsum in (window id, rank) order with one dictionary, decodes it back
+// and writes it. Traces that state no rank take the lowest free ranks in path order over the
+// whole job, as without --mpi. An error on any process (a bad file) is agreed on before the
+// gather, printed by the process that met it, and every process exits with status 2.
+namespace mpi_mode {
+
+template <class T>
+std::vector<T> all_gather(const std::vector<T>& mine, MPI_Datatype type) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = total;
+    total += counts[i];
+  }
+  std::vector<T> all(static_cast<std::size_t>(std::max(total, 1)));
+  MPI_Allgatherv(mine.empty() ? all.data() : mine.data(), n, type, all.data(), counts.data(), displs.data(), type,
+                 MPI_COMM_WORLD);
+  all.resize(static_cast<std::size_t>(total));
+  return all;
+}
+
+// Traces without a rank take the lowest ranks no trace of the job claims, in (file, position)
+// order: what load_trace_set's assume_missing_ranks does for one process.
+void assume_missing_ranks_jobwide(trace::trace_set& set) {
+  std::vector<long long> mine;  // (file index, rank) pairs
+  for (const auto& t : set.traces) {
+    mine.push_back(static_cast<long long>(t.file_index));
+    mine.push_back(t.rank);
+  }
+  const auto all = all_gather(mine, MPI_LONG_LONG);
+  std::vector<std::int32_t> claimed;
+  std::vector<std::size_t> unranked_files;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2)
+    if (all[i + 1] >= 0)
+      claimed.push_back(static_cast<std::int32_t>(all[i + 1]));
+    else
+      unranked_files.push_back(static_cast<std::size_t>(all[i]));
+  std::sort(claimed.begin(), claimed.end());
+  std::stable_sort(unranked_files.begin(), unranked_files.end());
+  std::map<std::size_t, std::vector<std::int32_t>> assigned;  // file -> ranks in position order
+  std::int32_t candidate = 0;
+  for (std::size_t f : unranked_files) {
+    while (std::binary_search(claimed.begin(), claimed.end(), candidate)) ++candidate;
+    assigned[f].push_back(candidate++);
+  }
+  std::map<std::size_t, std::size_t> used;
+  for (auto& t : set.traces) {
+    if (t.rank >= 0) continue;
+    t.rank = assigned[t.file_index][used[t.file_index]++];
+    t.source = trace::rank_source::assumed;
+    for (auto& e : t.data.events) e.rank = t.rank;
+  }
+}
+
+std::uint64_t sum_to_root(std::uint64_t x) {
+  unsigned long long in = x, out = 0;
+  MPI_Reduce(&in, &out, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  return out;
+}
+
+void run(const compress_options& o) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const fidelity_mode mode = mode_of(o);
+  const std::size_t pairs_limit = (o.fidelity_pairs + static_cast<std::size_t>(size) - 1) / static_cast<std::size_t>(size);
+  std::optional<compressed_share> loaded;
+  std::string bytes;
+  fidelity_figures fid;
+  std::string error;
+  try {
+    check_options(o);
+    trace::trace_set_options so;
+    so.threads = threads_of(o);
+    so.shard_index = static_cast<std::size_t>(rank);
+    so.shard_count = static_cast<std::size_t>(size);
+    loaded.emplace(trace::load_trace_set(o.paths, so));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Every process must know whether all can go on before the next collective call.
+  const auto agree = [&] {
+    int bad = error.empty() ? 0 : 1, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any) return;
+    if (!error.empty()) throw failslow::error("compress --mpi (process " + std::to_string(rank) + "): " + error);
+    throw failslow::error("compress --mpi: another process failed (its message is above)");
+  };
+  agree();
+  compressed_share& share = *loaded;
+  try {
+    assume_missing_ranks_jobwide(share.set);
+    summarize_share(o, share);
+    bytes = encode_share(share, codec_options_of(o));
+    fid = check_and_measure(share, bytes, mode, pairs_limit, "<share of process " + std::to_string(rank) + ">");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree();
+
+  collect::mpi_collector_options co;
+  co.codec = codec_options_of(o);
+  co.diagnose = false;
+  co.merged_fsum = true;
+  collect::mpi_collector collector(MPI_COMM_WORLD, co);
+  collector.add_encoded(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto gathered = collector.gather();
+  const double gather_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int nodes = collector.node_count();
+
+  // Totals and the fidelity figures at the root.
+  const auto traces = sum_to_root(share.set.traces.size());
+  compress::trace_window_counts total;
+  total.device_events = sum_to_root(share.total.device_events);
+  total.compressed = sum_to_root(share.total.compressed);
+  total.outside_steps = sum_to_root(share.total.outside_steps);
+  total.skipped = sum_to_root(share.total.skipped);
+  total.host_events = sum_to_root(share.total.host_events);
+  total.windows = sum_to_root(share.total.windows);
+  const auto input_bytes = sum_to_root(share.input_bytes), kineto_bytes = sum_to_root(share.kineto_bytes);
+  const auto windows = sum_to_root(share.stream.size());
+  fidelity_figures all;
+  all.zero_mean_keys = sum_to_root(fid.zero_mean_keys);
+  all.windows_evaluated = sum_to_root(fid.windows_evaluated);
+  all.pairs_total = sum_to_root(fid.pairs_total);
+  unsigned long long share_bytes = bytes.size(), largest = 0;
+  MPI_Reduce(&share_bytes, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+  all.rel_w1 = all_gather(fid.rel_w1, MPI_DOUBLE);
+  std::vector<char> skipped_chars;
+  for (const auto& f : share.set.skipped_files) skipped_chars.insert(skipped_chars.end(), f.begin(), f.end() + 1);
+  const auto all_skipped_chars = all_gather(skipped_chars, MPI_CHAR);
+  if (rank != 0) return;
+
+  for (const auto& r : gathered.receipts)
+    if (!r.error.empty() || !r.damaged.empty())
+      throw domain_error("compress --mpi: the share of process " + std::to_string(r.comm_rank) +
+                         " did not arrive intact: " + (r.error.empty() ? "damaged blocks" : r.error));
+  // The merged file decoded back: every window of every share, nothing damaged.
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto merged = compress::decode_summaries(gathered.fsum, o.out);
+  if (!merged.damaged.empty() || merged.windows.size() != windows)
+    throw domain_error("compress --mpi: the merged file decodes to " + std::to_string(merged.windows.size()) +
+                       " windows, " + std::to_string(windows) + " were gathered");
+  const double merge_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  write_file(o.out, gathered.fsum);
+  all.names = merged.names.size();
+  for (const auto& [id, n] : merged.names) all.name_bytes += n.size();
+  std::vector<std::string> skipped_files;
+  for (std::size_t i = 0, b = 0; i < all_skipped_chars.size(); ++i)
+    if (all_skipped_chars[i] == '\0') {
+      skipped_files.emplace_back(all_skipped_chars.data() + b, i - b);
+      b = i + 1;
+    }
+  std::sort(skipped_files.begin(), skipped_files.end());
+  print_result(o, mode, static_cast<std::size_t>(traces), skipped_files, total, input_bytes, kineto_bytes,
+               gathered.fsum.size(), windows, all, o.fidelity_pairs,
+               mpi_figures{size, nodes, gather_s, merge_s, largest});
+}
+
+// MPI_Init when --mpi asks for it (and only then: a plain run never starts MPI), MPI_Finalize
+// at the end; a failure on this process after the shares were agreed on aborts the job, so no
+// other process waits for it.
+void run_initialised(const compress_options& o) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) MPI_Init(nullptr, nullptr);
+  try {
+    run(o);
+  } catch (const failslow::error&) {  // agreed on by every process: each exits 2
+    MPI_Finalize();
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "failslow compress --mpi: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+}
+
+}  // namespace mpi_mode
+#endif
+
+void dispatch(const compress_options& o) {
+  if (!o.mpi) return run(o);
+#if FAILSLOW_HAS_MPI
+  mpi_mode::run_initialised(o);
+#else
+  throw invalid_argument("compress: --mpi needs a failslow built with MPI (CMake FAILSLOW_WITH_MPI=ON)");
+#endif
+}
+
+}  // namespace compress_cmd
 }  // namespace
 
 void add_compress_command(CLI::App& app) {
@@ -334,7 +617,9 @@ void add_compress_command(CLI::App& app) {
                   "key) pairs (default 400)")
       ->excludes(all)
       ->excludes(none);
-  cmd->callback([opts] { run(*opts); });
+  cmd->add_flag("--mpi", opts->mpi,
+                "under mpirun: each process compresses its share of the files, the root writes the one .fsum");
+  cmd->callback([opts] { compress_cmd::dispatch(*opts); });
 }
 
 }  // namespace failslow_cli

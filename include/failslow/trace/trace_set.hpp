@@ -31,9 +31,14 @@
 //   not a trace: it is skipped and listed in skipped_files; named explicitly, it is read as an
 //   empty trace.
 //   expand_trace_paths(paths) is the folder expansion alone.
+//   Shards: with options.shard_count = n > 1 only the files i (in expand_trace_paths order)
+//   with i % n == options.shard_index are read, so n processes share a job's files (each
+//   trace's file_index says which file it came from). Ranks are assumed within the share only:
+//   a caller that shards assigns missing ranks over the whole job (assume_missing_ranks off).
 // Complexity: O(total bytes / threads) for reading; O(traces log traces) for the bookkeeping.
 // Errors: a path that does not exist, or a folder with no trace, throws invalid_argument;
-//   threads == 0 throws invalid_argument; a reader's error (parse_error, unavailable_error,
+//   threads == 0 or shard_index >= shard_count throws invalid_argument; a reader's error (parse_error,
+//   unavailable_error,
 //   ...) is rethrown after all workers stopped: the one of the first failing path; with
 //   skip_unreadable, failslow::error exceptions of readers are recorded in unreadable_files
 //   (path, message) instead and the set holds the other files (other exceptions, such as
@@ -87,6 +92,7 @@ constexpr const char* to_string(rank_source s) noexcept {
 struct rank_trace {
   std::int32_t rank = -1;
   rank_source source = rank_source::unknown;
+  std::size_t file_index = 0;  ///< its file's index in expand_trace_paths(paths)
   io::trace_data data;
 };
 
@@ -103,6 +109,9 @@ struct trace_set_options {
   bool skip_unreadable = false;
   /// Called after each file is read (done, total), from the worker threads, one call at a time.
   std::function<void(std::size_t, std::size_t)> progress;
+  /// Read only file i with i % shard_count == shard_index (see Shards above).
+  std::size_t shard_index = 0;
+  std::size_t shard_count = 1;
 };
 
 struct trace_set {
@@ -206,8 +215,13 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
 
 inline trace_set load_trace_set(const std::vector<std::string>& paths, const trace_set_options& options = {}) {
   if (options.threads == 0) throw invalid_argument("load_trace_set: threads must be at least 1");
+  if (options.shard_index >= options.shard_count)
+    throw invalid_argument("load_trace_set: shard " + std::to_string(options.shard_index) + " of " +
+                           std::to_string(options.shard_count));
   std::vector<bool> from_folder;
   const auto files = expand_trace_paths(paths, &from_folder);
+  const auto in_share = [&](std::size_t i) { return i % options.shard_count == options.shard_index; };
+  const std::size_t share_size = (files.size() + options.shard_count - 1 - options.shard_index) / options.shard_count;
   trace_set set;
   std::vector<std::vector<io::trace_data>> loaded(files.size());
   std::vector<std::exception_ptr> errors(files.size());
@@ -219,6 +233,7 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
     for (;;) {
       const std::size_t i = next.fetch_add(1);
       if (i >= files.size()) return;
+      if (!in_share(i)) continue;
       try {
         switch (detail::format_of(files[i])) {
           case detail::trace_format::kineto:
@@ -236,11 +251,12 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
       }
       if (options.progress) {
         const std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(++done, files.size());
+        options.progress(++done, share_size);
       }
     }
   };
-  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(options.threads, files.size()));
+  const unsigned n_threads =
+      static_cast<unsigned>(std::min<std::size_t>(options.threads, std::max<std::size_t>(share_size, 1)));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < n_threads; ++t) pool.emplace_back(worker);
   worker();
@@ -258,6 +274,7 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
 
   std::vector<rank_trace> traces;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!in_share(i)) continue;
     const auto mapped = options.rank_of.find(files[i]);
     if (from_folder[i] && loaded[i].size() == 1 && !loaded[i].front().has_trace_events) {
       set.skipped_files.push_back(files[i]);
@@ -282,6 +299,7 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
         rt.source = rank_source::unknown;
       }
       if (d.distributed && d.distributed->world_size > set.world_size) set.world_size = d.distributed->world_size;
+      rt.file_index = i;
       rt.data = std::move(d);
       traces.push_back(std::move(rt));
     }
