@@ -205,6 +205,36 @@ TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicat
     CHECK(named.traces[0].data.events.empty());
     CHECK(named.skipped_files.empty());
   }
+  {  // shards: each file read by exactly one of n loaders, with its index in the expansion
+    const auto files = trace::expand_trace_paths({dir.string()});
+    for (std::size_t n : {1u, 2u, 3u, 11u}) {
+      std::vector<int> times_read(files.size(), 0);
+      std::size_t traces = 0, skipped = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        trace::trace_set_options o;
+        o.shard_index = k;
+        o.shard_count = n;
+        const auto share = trace::load_trace_set({dir.string()}, o);
+        traces += share.traces.size();
+        skipped += share.skipped_files.size();
+        for (const auto& t : share.traces) {
+          REQUIRE(t.file_index < files.size());
+          CHECK(t.file_index % n == k);
+          CHECK(files[t.file_index] == t.data.source);
+          if (t.source != trace::rank_source::table) ++times_read[t.file_index];
+        }
+      }
+      CHECK(traces == 8);  // the table holds two ranks
+      CHECK(skipped == 1);
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (files[i].find("table") == std::string::npos && files[i].find("truth") == std::string::npos)
+          CHECK(times_read[i] == 1);
+    }
+    trace::trace_set_options bad;
+    bad.shard_index = 2;
+    bad.shard_count = 2;
+    CHECK_THROWS_AS(trace::load_trace_set({dir.string()}, bad), invalid_argument);
+  }
   trace::trace_set_options zero;
   zero.threads = 0;
   CHECK_THROWS_AS(trace::load_trace_set({dir.string()}, zero), invalid_argument);
