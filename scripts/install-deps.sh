@@ -9,6 +9,7 @@ packages=(
   catch2 libbenchmark-dev
   libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-scipy
+  pybind11-dev python3-pybind11 python3-pytest python3-torch  # the Python module and its tests (a real torch.distributed job)
   prometheus  # promtool checks the metrics (tests/promtool_check.sh); its daemon is not needed
   clang-format clang-tidy
   librsvg2-bin chromium  # rsvg-convert and headless Chromium check the figures (tests/figures/check_figures.py)

@@ -65,7 +65,13 @@ OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
 PHASES = ["forward", "backward", "grad_sync", "optimizer"]
 
 
-def worker(rank, job, port, outdir):
+def worker(rank, job, port, outdir, hooks=None):
+    """One rank of the job. hooks: None (export the plain trace into outdir, as the committed
+    files), or the name of a module with trace_handler(rank, outdir), the profiler's
+    on_trace_ready, and after_profile(rank, outdir), called by every rank after the profiled
+    steps (tests/python/torch_job_hooks.py: failslow.torch's handler and gather_and_diagnose)."""
+    import importlib
+
     import torch
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
@@ -107,13 +113,17 @@ def worker(rank, job, port, outdir):
     # ProfilerStep#N is recorded only with a schedule; torch 1.13 keeps the warmup step (#0) and
     # drops the last active one (its range closes after the profiler stopped): STEPS + 1
     # iterations give ProfilerStep#0 .. #STEPS-1.
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=STEPS, repeat=1)) as prof:
+    hook = importlib.import_module(hooks) if hooks else None
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=STEPS, repeat=1),
+                 on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
         for i in range(STEPS + 1):
             step(i, job == "straggler" and rank == SLOW_RANK and i >= SLOW_FROM)
             prof.step()
     dist.barrier()
-    plain = os.path.join(outdir, f"rank-{rank}.pt.trace.json")
-    prof.export_chrome_trace(plain)
+    if hook:
+        hook.after_profile(rank, outdir)
+    else:
+        prof.export_chrome_trace(os.path.join(outdir, f"rank-{rank}.pt.trace.json"))
     dist.destroy_process_group()
 
 

@@ -22,7 +22,8 @@
 //   failslow::invalid_argument.
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
+#include <Eigen/LU>
 #include <cmath>
 #include <cstddef>
 
@@ -30,7 +31,10 @@
 
 namespace failslow::detect {
 
-inline double ewma_arl(double lambda, double L, double shift = 0.0, std::size_t states = 401) {
+// Both functions are templates on Real (always double, never given) so that the dense LU is
+// instantiated only where an ARL is computed, not in every file that includes this (issue 22).
+template <class Real = double>
+double ewma_arl(double lambda, double L, double shift = 0.0, std::size_t states = 401) {
   if (!(lambda > 0.0 && lambda <= 1.0)) throw invalid_argument("ewma_arl: lambda must be in (0, 1]");
   if (!(L > 0.0) || !std::isfinite(L)) throw invalid_argument("ewma_arl: L must be > 0");
   if (states < 3 || states % 2 == 0) throw invalid_argument("ewma_arl: states must be odd and >= 3");
@@ -39,7 +43,9 @@ inline double ewma_arl(double lambda, double L, double shift = 0.0, std::size_t 
   const double h = L * std::sqrt(lambda / (2.0 - lambda));
   const double w = 2.0 * h / static_cast<double>(states);
   auto phi = [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)); };
-  Eigen::MatrixXd a = Eigen::MatrixXd::Identity(m, m);
+  using matrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>;
+  using vector = Eigen::Matrix<Real, Eigen::Dynamic, 1>;
+  matrix a = matrix::Identity(m, m);
   for (Eigen::Index i = 0; i < m; ++i) {
     const double ci = -h + (static_cast<double>(i) + 0.5) * w;
     const double from = (1.0 - lambda) * ci;
@@ -49,15 +55,16 @@ inline double ewma_arl(double lambda, double L, double shift = 0.0, std::size_t 
       a(i, j) -= phi((hi - from) / lambda - shift) - phi((lo - from) / lambda - shift);
     }
   }
-  const Eigen::VectorXd arl = a.partialPivLu().solve(Eigen::VectorXd::Ones(m));
+  const vector arl = a.partialPivLu().solve(vector::Ones(m));
   return arl((m - 1) / 2);
 }
 
-inline double ewma_limit_for_arl(double lambda, double target_arl, std::size_t states = 401) {
+template <class Real = double>
+double ewma_limit_for_arl(double lambda, double target_arl, std::size_t states = 401) {
   if (!(target_arl > 1.0) || !std::isfinite(target_arl))
     throw invalid_argument("ewma_limit_for_arl: target ARL must be > 1");
   // Illinois (regula falsi) on f(L) = ln ARL(L) - ln target, which is smooth and increasing.
-  auto f = [&](double L) { return std::log(ewma_arl(lambda, L, 0.0, states)) - std::log(target_arl); };
+  auto f = [&](double L) { return std::log(ewma_arl<Real>(lambda, L, 0.0, states)) - std::log(target_arl); };
   double a = 0.5, b = 8.0, fa = f(a), fb = f(b);
   if (fb < 0.0) throw invalid_argument("ewma_limit_for_arl: target ARL beyond L = 8");
   if (fa > 0.0) throw invalid_argument("ewma_limit_for_arl: target ARL below that of L = 0.5");
@@ -81,5 +88,11 @@ inline double ewma_limit_for_arl(double lambda, double target_arl, std::size_t s
   }
   return 0.5 * (a + b);
 }
+
+#ifdef FAILSLOW_SEPARATE_COMPILATION
+// Separately compiled mode: instantiated once in src/failslow.cpp (target failslow::compiled).
+extern template double ewma_arl<double>(double, double, double, std::size_t);
+extern template double ewma_limit_for_arl<double>(double, double, std::size_t);
+#endif
 
 }  // namespace failslow::detect

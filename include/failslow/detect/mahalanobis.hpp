@@ -57,7 +57,8 @@
 //   constant the distances are 0, the p-values 1 and no worker is flagged.
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <boost/math/distributions/beta.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
@@ -120,40 +121,48 @@ struct mahalanobis_model {
   }
 };
 
+// The functions below that call Boost.Math are templates on Real (always double, never given):
+// Boost's special functions and their static initialisers are then instantiated only where a
+// function is called, not in every translation unit that includes this header (issue 22).
+
 /// chi2_q(dof), the q-quantile of a chi-square distribution.
-inline double chi2_quantile(double dof, double q) {
+template <class Real = double>
+double chi2_quantile(double dof, double q) {
   if (!(dof > 0.0)) throw invalid_argument("chi2_quantile: dof must be > 0");
   if (!(q > 0.0 && q < 1.0)) throw invalid_argument("chi2_quantile: q must be in (0, 1)");
-  return boost::math::quantile(boost::math::chi_squared_distribution<double>(dof), q);
+  return boost::math::quantile(boost::math::chi_squared_distribution<Real>(dof), q);
 }
 
 /// P(chi2_dof > x).
-inline double chi2_sf(double dof, double x) {
+template <class Real = double>
+double chi2_sf(double dof, double x) {
   if (!(dof > 0.0)) throw invalid_argument("chi2_sf: dof must be > 0");
   if (!(x > 0.0)) return 1.0;
   if (std::isinf(x)) return 0.0;
-  return boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<double>(dof), x));
+  return boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<Real>(dof), x));
 }
 
 /// The outlier threshold on D for dof features and n workers.
-inline double mahalanobis_threshold(Eigen::Index dof, Eigen::Index n, double quantile = 0.99,
-                                    outlier_threshold rule = outlier_threshold::adaptive) {
+template <class Real = double>
+double mahalanobis_threshold(Eigen::Index dof, Eigen::Index n, double quantile = 0.99,
+                             outlier_threshold rule = outlier_threshold::adaptive) {
   if (dof <= 0) return std::numeric_limits<double>::infinity();
   if (n < 1) throw invalid_argument("mahalanobis_threshold: n must be >= 1");
-  const double base = std::sqrt(chi2_quantile(static_cast<double>(dof), quantile));
+  const double base = std::sqrt(chi2_quantile<Real>(static_cast<double>(dof), quantile));
   return rule == outlier_threshold::adaptive ? base * (1.0 + 1.0 / std::sqrt(static_cast<double>(n))) : base;
 }
 
 /// Exact probability that a worker of a clean normal population of n exceeds `threshold` (on D)
 /// when scored against the sample mean and covariance (ddof 1) of the n workers including itself:
 /// P(Beta(d/2, (n-d-1)/2) > threshold^2 n / (n-1)^2). Needs n > d + 1.
-inline double in_sample_false_alarm_rate(Eigen::Index n, Eigen::Index d, double threshold) {
+template <class Real = double>
+double in_sample_false_alarm_rate(Eigen::Index n, Eigen::Index d, double threshold) {
   if (d < 1 || n <= d + 1) throw invalid_argument("in_sample_false_alarm_rate: needs n > d + 1 >= 2");
   const double nd = static_cast<double>(n);
   const double b = threshold * threshold * nd / ((nd - 1.0) * (nd - 1.0));
   if (b >= 1.0) return 0.0;
-  const boost::math::beta_distribution<double> dist(static_cast<double>(d) / 2.0,
-                                                    (nd - static_cast<double>(d) - 1.0) / 2.0);
+  const boost::math::beta_distribution<Real> dist(static_cast<double>(d) / 2.0,
+                                                  (nd - static_cast<double>(d) - 1.0) / 2.0);
   return boost::math::cdf(boost::math::complement(dist, b));
 }
 
@@ -232,7 +241,7 @@ mahalanobis_model fit_mahalanobis(const Eigen::MatrixBase<Derived>& x, const mah
       if (h >= n) {
         est = detail::sample_estimate(z, 0);
       } else {
-        detail::fast_mcd mcd(z, h, o.mcd_starts, o.mcd_seed);
+        detail::fast_mcd<Eigen::MatrixXd> mcd(z, h, o.mcd_starts, o.mcd_seed);
         detail::mcd_result r = mcd.run(o.mcd_reweight, 0.975);
         est = std::move(r.estimate);
         m.support = std::move(r.support);
@@ -292,5 +301,18 @@ outlier_report detect_outlier_workers(const Eigen::MatrixBase<Derived>& x, const
   }
   return r;
 }
+
+#ifdef FAILSLOW_SEPARATE_COMPILATION
+// Separately compiled mode (README, "Compile times"): instantiated once in src/failslow.cpp
+// (target failslow::compiled), declared here so that no user translation unit instantiates them.
+extern template double chi2_quantile<double>(double, double);
+extern template double chi2_sf<double>(double, double);
+extern template double mahalanobis_threshold<double>(Eigen::Index, Eigen::Index, double, outlier_threshold);
+extern template double in_sample_false_alarm_rate<double>(Eigen::Index, Eigen::Index, double);
+extern template mahalanobis_model fit_mahalanobis<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
+                                                                   const mahalanobis_options&);
+extern template outlier_report detect_outlier_workers<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
+                                                                       const mahalanobis_options&);
+#endif
 
 }  // namespace failslow::detect

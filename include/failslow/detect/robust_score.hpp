@@ -30,7 +30,7 @@
 //   a threshold <= 0 throws failslow::invalid_argument.
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstddef>

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 
 #include "failslow/core/error.hpp"
 #include "failslow/io/detail/svg_canvas.hpp"

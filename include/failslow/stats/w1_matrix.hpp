@@ -27,7 +27,7 @@
 //   failslow::invalid_argument / failslow::domain_error.
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
 #include <cmath>

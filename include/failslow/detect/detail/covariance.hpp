@@ -1,9 +1,15 @@
 // failslow/detect/detail/covariance.hpp -- covariance estimators behind
 // failslow/detect/mahalanobis.hpp: sample, Ledoit-Wolf shrinkage, FAST-MCD. They work on an
 // n x p matrix in double; rows are observations.
+//
+// Every function here is a template on the matrix type (Eigen::MatrixXd at every call), so the
+// decompositions and Boost.Math's chi-square quantile are instantiated only in a translation unit
+// that fits a model, not in every one that includes failslow/detect/mahalanobis.hpp (issue 22).
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
@@ -30,10 +36,11 @@ struct location_scatter {
 };
 
 // Mean and covariance (divided by n - ddof) of the rows of z.
-inline location_scatter sample_estimate(const MatrixXd& z, int ddof) {
+template <class Matrix>
+location_scatter sample_estimate(const Matrix& z, int ddof) {
   location_scatter r;
   r.mean = z.colwise().mean().transpose();
-  const MatrixXd c = z.rowwise() - r.mean.transpose();
+  const Matrix c = z.rowwise() - r.mean.transpose();
   const double denom = std::max(1.0, static_cast<double>(z.rows() - ddof));
   r.cov = (c.transpose() * c) / denom;
   return r;
@@ -42,15 +49,16 @@ inline location_scatter sample_estimate(const MatrixXd& z, int ddof) {
 // Ledoit & Wolf (2004) shrinkage of the MLE covariance towards mu I, mu = trace / p:
 //   S = Xc^T Xc / n,  delta = ||S - mu I||_F^2 / p,
 //   beta = min(delta, (1 / n^2) sum_k ||x_k x_k^T - S||_F^2 / p),  shrinkage = beta / delta.
-inline location_scatter ledoit_wolf_estimate(const MatrixXd& z) {
+template <class Matrix>
+location_scatter ledoit_wolf_estimate(const Matrix& z) {
   location_scatter r;
   const double n = static_cast<double>(z.rows());
   const double p = static_cast<double>(z.cols());
   r.mean = z.colwise().mean().transpose();
-  const MatrixXd x = z.rowwise() - r.mean.transpose();
-  const MatrixXd s = (x.transpose() * x) / n;
+  const Matrix x = z.rowwise() - r.mean.transpose();
+  const Matrix s = (x.transpose() * x) / n;
   const double mu = s.trace() / p;
-  const MatrixXd x2 = x.array().square().matrix();
+  const Matrix x2 = x.array().square().matrix();
   // sum_k ||x_k x_k^T||_F^2 = sum_k (sum_j x_kj^2)^2
   const double sum_outer = x2.rowwise().sum().squaredNorm();
   const double s_norm2 = s.squaredNorm();
@@ -65,8 +73,9 @@ inline location_scatter ledoit_wolf_estimate(const MatrixXd& z) {
 }
 
 // log det of a symmetric positive semi-definite matrix (-inf when singular).
-inline double log_det(const MatrixXd& c) {
-  Eigen::LLT<MatrixXd> llt(c);
+template <class Matrix>
+double log_det(const Matrix& c) {
+  Eigen::LLT<Matrix> llt(c);
   if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
   const VectorXd d = llt.matrixL().toDenseMatrix().diagonal();
   double s = 0.0;
@@ -79,14 +88,15 @@ inline double log_det(const MatrixXd& c) {
 
 // Squared Mahalanobis distances of every row of z to (mean, cov); cov must be positive definite
 // (falls back to an eigenvalue floor otherwise).
-inline VectorXd squared_distances(const MatrixXd& z, const VectorXd& mean, const MatrixXd& cov) {
-  const MatrixXd c = z.rowwise() - mean.transpose();
-  Eigen::LLT<MatrixXd> llt(cov);
-  MatrixXd w;
+template <class Matrix>
+VectorXd squared_distances(const Matrix& z, const VectorXd& mean, const Matrix& cov) {
+  const Matrix c = z.rowwise() - mean.transpose();
+  Eigen::LLT<Matrix> llt(cov);
+  Matrix w;
   if (llt.info() == Eigen::Success) {
     w = llt.matrixL().solve(c.transpose());  // p x n
   } else {
-    Eigen::SelfAdjointEigenSolver<MatrixXd> es(cov);
+    Eigen::SelfAdjointEigenSolver<Matrix> es(cov);
     VectorXd ev = es.eigenvalues();
     const double floor = std::max(ev.maxCoeff(), 1e-300) * 1e-10;
     for (Index i = 0; i < ev.size(); ++i) ev(i) = 1.0 / std::sqrt(std::max(ev(i), floor));
@@ -103,9 +113,11 @@ struct mcd_result {
   double log_det = 0.0;       // of the raw (unscaled) subset covariance
 };
 
+// Matrix: Eigen::MatrixXd (a template only so that nothing is instantiated until a model is fitted).
+template <class Matrix>
 class fast_mcd {
  public:
-  fast_mcd(const MatrixXd& z, Index h, std::size_t starts, std::uint64_t seed)
+  fast_mcd(const Matrix& z, Index h, std::size_t starts, std::uint64_t seed)
       : z_(z), n_(z.rows()), p_(z.cols()), h_(h), starts_(starts), rng_(seed) {}
 
   // Consistency (after Rousseeuw & Van Driessen 1999): the raw subset covariance is scaled so the
@@ -116,7 +128,7 @@ class fast_mcd {
   // depend on the fraction of outliers.
   mcd_result run(bool reweight, double reweight_quantile) {
     mcd_result raw = p_ == 1 ? univariate() : multivariate();
-    const boost::math::chi_squared_distribution<double> chi(static_cast<double>(p_));
+    const boost::math::chi_squared_distribution<typename Matrix::Scalar> chi(static_cast<double>(p_));
     VectorXd d2 = squared_distances(z_, raw.estimate.mean, raw.estimate.cov);
     const double raw_factor = median_of(d2) / boost::math::quantile(chi, 0.5);
     if (raw_factor > 0.0 && std::isfinite(raw_factor)) {
@@ -132,7 +144,7 @@ class fast_mcd {
     mcd_result r;
     r.log_det = raw.log_det;
     r.estimate = estimate_rows(keep);
-    MatrixXd sub(static_cast<Index>(keep.size()), p_);
+    Matrix sub(static_cast<Index>(keep.size()), p_);
     for (std::size_t i = 0; i < keep.size(); ++i) sub.row(static_cast<Index>(i)) = z_.row(keep[i]);
     const double factor = median_of(squared_distances(sub, r.estimate.mean, r.estimate.cov)) /
                           boost::math::quantile(chi, reweight_quantile / 2.0);
@@ -146,7 +158,7 @@ class fast_mcd {
   // MLE mean/covariance of the given rows; Ledoit-Wolf shrunk when the rows cannot span p
   // dimensions (the regularised MCD for h <= p).
   location_scatter estimate_rows(const std::vector<Index>& rows) const {
-    MatrixXd sub(static_cast<Index>(rows.size()), p_);
+    Matrix sub(static_cast<Index>(rows.size()), p_);
     for (std::size_t i = 0; i < rows.size(); ++i) sub.row(static_cast<Index>(i)) = z_.row(rows[i]);
     if (static_cast<Index>(rows.size()) <= p_) return ledoit_wolf_estimate(sub);
     return sample_estimate(sub, 0);
@@ -154,7 +166,7 @@ class fast_mcd {
 
   // Rows of the h smallest squared distances to (mean, cov) among `pool`.
   std::vector<Index> nearest(const location_scatter& e, const std::vector<Index>& pool, Index h) const {
-    MatrixXd sub(static_cast<Index>(pool.size()), p_);
+    Matrix sub(static_cast<Index>(pool.size()), p_);
     for (std::size_t i = 0; i < pool.size(); ++i) sub.row(static_cast<Index>(i)) = z_.row(pool[i]);
     const VectorXd d2 = squared_distances(sub, e.mean, e.cov);
     std::vector<Index> order(pool.size());
@@ -278,7 +290,7 @@ class fast_mcd {
   }
 
   location_scatter sample_estimate_rows(const std::vector<Index>& rows) const {
-    MatrixXd sub(static_cast<Index>(rows.size()), p_);
+    Matrix sub(static_cast<Index>(rows.size()), p_);
     for (std::size_t i = 0; i < rows.size(); ++i) sub.row(static_cast<Index>(i)) = z_.row(rows[i]);
     return sample_estimate(sub, 0);
   }
@@ -291,7 +303,7 @@ class fast_mcd {
     }
   }
 
-  const MatrixXd& z_;
+  const Matrix& z_;
   Index n_, p_, h_;
   std::size_t starts_;
   std::mt19937_64 rng_;
