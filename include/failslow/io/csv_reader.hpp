@@ -20,7 +20,8 @@
 //     rank,step,name,start_ns,duration_ns,stream
 //     0,100,"void gemm<float, 128>(float*)",1000,2500,7
 // Complexity: O(bytes).
-// Errors: parse_error with line, column and byte offset: a missing required column, a row
+// Errors: parse_error with line, column and byte offset: no header (an empty table), a missing
+//   required column, a row
 //   with the wrong number of fields, a field that is not an integer (or out of its range),
 //   duration_ns < 0, start_ns < 0, start_ns + duration_ns past int64, an unknown kind, an
 //   unterminated quote. The file cannot be opened: invalid_argument.
@@ -167,7 +168,9 @@ inline std::vector<trace_data> read_kernel_table(std::string_view text, name_tab
   const kernel_classifier& classifier = options.classifier ? *options.classifier : default_classifier;
   detail::table_parser p(text, source, options.delimiter);
   std::vector<std::string> fields;
-  if (!p.next_row(fields)) return {};
+  if (!p.next_row(fields))  // nothing but comments or empty lines: no table at all
+    throw parse_error(source_location{source, 0, 0, text.size()},
+                      "a header line naming the columns (rank, step, name, start_ns, duration_ns); the table is empty");
   enum col { rank, step, name, start, duration, stream, kind, device, correlation, n_cols };
   const char* col_names[n_cols] = {"rank",   "step", "name",   "start_ns",   "duration_ns",
                                    "stream", "kind", "device", "correlation"};

@@ -44,7 +44,7 @@
 //   per sample, a final line feed. No timestamps (the textfile collector refuses them).
 //   The same inputs give the same bytes.
 //   write_prometheus_file(path, text) writes PATH.tmp and renames it to PATH, so a collector
-//   never reads a half-written file (rename is atomic within a file system).
+//   never reads a half-written file (io/output_file.hpp: rename is atomic within a file system).
 // Complexity: O(ranks x phases x steps shown + findings x evidence).
 // Errors: invalid_argument when the topology's world size is not the model's, or when the
 //   file cannot be written or renamed.
@@ -67,6 +67,7 @@
 #include "failslow/core/topology.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/io/detail/json_writer.hpp"
+#include "failslow/io/output_file.hpp"
 #include "failslow/stats/descriptive.hpp"
 
 namespace failslow::io {
@@ -357,20 +358,6 @@ inline std::string prometheus_metrics(const report& rep, const diagnose::job_mod
 }
 
 /// Writes `text` to PATH.tmp, then renames it to PATH (what a textfile collector needs).
-inline void write_prometheus_file(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw invalid_argument("prometheus: cannot write '" + tmp + "'");
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    std::remove(tmp.c_str());
-    throw invalid_argument("prometheus: writing '" + tmp + "' failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw invalid_argument("prometheus: cannot rename '" + tmp + "' to '" + path + "'");
-  }
-}
+inline void write_prometheus_file(const std::string& path, std::string_view text) { write_file_atomically(path, text); }
 
 }  // namespace failslow::io
