@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libboost-dev xtensor-dev
   catch2 libbenchmark-dev
   libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
+  libzstd-dev  # the .fsum codec's entropy stage (optional: failslow::zstd)
   python3 python3-numpy python3-scipy
   pybind11-dev python3-pybind11 python3-pytest python3-torch  # the Python module and its tests (a real torch.distributed job)
   prometheus  # promtool checks the metrics (tests/promtool_check.sh); its daemon is not needed

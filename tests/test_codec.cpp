@@ -3,6 +3,9 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/window_compressor.hpp>
 #include <failslow/core/name_table.hpp>
+#include <failslow/stats/descriptive.hpp>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,7 +41,9 @@ std::vector<window_summary> make_windows(name_table& names, int ranks, int windo
   return out;
 }
 
-void check_close(const window_summary& a, const window_summary& b, double rel) {
+// rel: the precision of the durations; sd and p99 are within 2^coarse_shift times it.
+void check_close(const window_summary& a, const window_summary& b, double rel, unsigned coarse_shift = 1) {
+  const double coarse = std::ldexp(rel, static_cast<int>(coarse_shift));
   CHECK(a.rank == b.rank);
   CHECK(a.window_id == b.window_id);
   CHECK(a.start_ns == b.start_ns);
@@ -54,14 +59,10 @@ void check_close(const window_summary& a, const window_summary& b, double rel) {
     for (std::size_t c = 0; c < x.clusters.size(); ++c) {
       const auto &p = x.clusters[c], &q = y.clusters[c];
       CHECK(p.count == q.count);
-      for (auto [u, v] : {std::pair{p.min, q.min},
-                          {p.max, q.max},
-                          {p.mean, q.mean},
-                          {p.p50, q.p50},
-                          {p.p90, q.p90},
-                          {p.p99, q.p99},
-                          {std::sqrt(p.variance), std::sqrt(q.variance)}})
+      for (auto [u, v] : {std::pair{p.min, q.min}, {p.max, q.max}, {p.mean, q.mean}, {p.p50, q.p50}, {p.p90, q.p90}})
         CHECK(std::abs(u - v) <= rel * v);
+      for (auto [u, v] : {std::pair{p.p99, q.p99}, {std::sqrt(p.variance), std::sqrt(q.variance)}})
+        CHECK(std::abs(u - v) <= coarse * v);
     }
   }
 }
@@ -144,14 +145,15 @@ TEST_CASE("truncated and random inputs never read out of bounds") {
   summary_encoder enc([&](name_id id) { return std::string(names.name(id)); });
   std::string bytes = enc.header();
   for (const auto& w : windows) enc.encode(w, bytes);
-  for (std::size_t len = 8; len < bytes.size(); len += 7) {
+  const std::size_t header = enc.header().size();
+  for (std::size_t len = header; len < bytes.size(); len += 7) {
     const auto dec = decode_summaries(std::string_view(bytes).substr(0, len));
     CHECK(dec.windows.size() <= windows.size());
   }
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 300; ++trial) {
     std::string junk = bytes;
-    for (int f = 0; f < 5; ++f) junk[8 + rng() % (junk.size() - 8)] = static_cast<char>(rng());
+    for (int f = 0; f < 5; ++f) junk[header + rng() % (junk.size() - header)] = static_cast<char>(rng());
     const auto dec = decode_summaries(junk);
     CHECK(dec.windows.size() <= windows.size());
     std::string noise = enc.header();
@@ -162,7 +164,9 @@ TEST_CASE("truncated and random inputs never read out of bounds") {
     (void)decode_summaries(noise);
   }
   CHECK_THROWS_AS(decode_summaries("nope"), parse_error);
-  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x03\x0a\x10\x00\x00", 9)), parse_error);  // a later version
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00\x07", 9)), parse_error);  // coarse shift 7
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);      // truncated
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x01\x40\x10\x00", 8)), parse_error);
   CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, codec_options{2, 16}), invalid_argument);
 }
@@ -342,6 +346,183 @@ TEST_CASE("a sink that only reads the windows sees what decode_summaries keeps, 
         CHECK((p.sum == q.sum && p.min == q.min && p.max == q.max && p.mean == q.mean && p.variance == q.variance &&
                p.p50 == q.p50 && p.p90 == q.p90 && p.p99 == q.p99));
       }
+    }
+  }
+}
+
+namespace {
+// The windows of tests/data/fsum/v1_windows.fsum (format version 1, written by the codec before
+// version 2) and v2_zstd.fsum (version 2, zstd groups of 1 KiB), built without the compressor so
+// that the expectation does not move with it.
+std::vector<window_summary> fsum_fixture_windows() {
+  std::vector<window_summary> out;
+  for (int rank = 0; rank < 2; ++rank)
+    for (std::uint64_t id = 0; id < 20; ++id) {
+      window_summary w;
+      w.rank = rank;
+      w.window_id = id;
+      w.start_ns = static_cast<std::int64_t>(id) * 100'000'000 + rank * 1000;
+      w.end_ns = w.start_ns + 90'000'000 + static_cast<std::int64_t>(id) * 7;
+      w.skipped.invalid_duration = id % 3;
+      w.subsampled = id == 5 ? 17 : 0;
+      for (name_id key = 0; key < 6; ++key) {
+        if (key == 5 && id < 10) continue;  // a key that appears late
+        kernel_summary k;
+        k.key = key;
+        const double base = 1000.0 * (key + 1) * (1 + 0.01 * static_cast<double>((id * 7 + key) % 5)) + rank * 3;
+        const int nclusters = key == 2 ? 2 : 1;
+        for (int c = 0; c < nclusters; ++c) {
+          stats::cluster_summary s;
+          s.count = 100 + key * 10 + static_cast<std::uint64_t>(c) * 7 + id % 4;
+          const double m = base * (c ? 5.0 : 1.0);
+          s.min = 0.8 * m;
+          s.max = 1.6 * m;
+          s.mean = 1.02 * m;
+          s.sum = s.mean * static_cast<double>(s.count);
+          s.variance = (0.05 * m) * (0.05 * m);
+          s.p50 = m;
+          s.p90 = 1.1 * m;
+          s.p99 = 1.3 * m;
+          k.clusters.push_back(s);
+          k.count += s.count;
+          k.sampled += s.count;
+          k.total_ns += s.sum;
+        }
+        if (id == 5 && key == 0) k.count += 17;  // subsampled events
+        w.kernels.push_back(k);
+      }
+      out.push_back(w);
+    }
+  return out;
+}
+
+std::string read_fsum_fixture(const std::string& name) {
+  const std::string path = std::string(FAILSLOW_TEST_REFERENCE_DIR) + "/../data/fsum/" + name;
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+TEST_CASE("format version 1 files still decode", "[codec][version]") {
+  const std::string bytes = read_fsum_fixture("v1_windows.fsum");
+  REQUIRE(static_cast<int>(bytes[4]) == 1);
+  const auto dec = decode_summaries(bytes);
+  CHECK(dec.damaged.empty());
+  const auto expected = fsum_fixture_windows();
+  REQUIRE(dec.windows.size() == expected.size());
+  const double rel = std::ldexp(1.0, -8) * 1.0001;  // 7 bits
+  for (std::size_t i = 0; i < expected.size(); ++i) check_close(dec.windows[i], expected[i], rel, 0);
+  CHECK(dec.options.coarse_shift == 0);  // version 1 has none
+  CHECK(dec.names.at(3) == "kernel_3<float>(float const*, int)");
+}
+
+TEST_CASE("zstd groups decode where zstd is built and say so clearly where not", "[codec][zstd]") {
+  const std::string bytes = read_fsum_fixture("v2_zstd.fsum");
+  REQUIRE(static_cast<int>(bytes[4]) == 2);
+  const auto dec = decode_summaries(bytes);
+  if (zstd_available) {
+    CHECK(dec.damaged.empty());
+    const auto expected = fsum_fixture_windows();
+    REQUIRE(dec.windows.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      check_close(dec.windows[i], expected[i], std::ldexp(1.0, -8) * 1.0001);
+    CHECK(dec.zstd_blocks_unreadable == 0);
+  } else {
+    CHECK(dec.windows.empty());
+    CHECK(dec.zstd_blocks_unreadable > 0);
+    REQUIRE(!dec.damaged.empty());
+    CHECK_THAT(dec.damaged.front().reason, Catch::Contains("this build has no zstd"));
+  }
+}
+
+TEST_CASE("with zstd the stream is the same summaries, smaller, and a damaged group costs its windows only",
+          "[codec][zstd]") {
+  if (!zstd_available) return;  // the test above covers a build without zstd
+  name_table names;
+  const auto windows = make_windows(names, 3, 48, 4);
+  auto encode = [&](int level, std::size_t group) {
+    codec_options opt;
+    opt.zstd_level = level;
+    opt.group_bytes = group;
+    opt.key_frame_interval = 8;
+    summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+    std::string bytes = enc.header();
+    for (const auto& w : windows) enc.encode(w, bytes);
+    enc.flush(bytes);
+    return bytes;
+  };
+  const std::string plain = encode(0, 1 << 18), packed = encode(3, 1 << 18), small = encode(3, 4096);
+  CHECK(packed.size() < plain.size());
+  INFO("plain " << plain.size() << " bytes, zstd " << packed.size() << ", zstd in 4 KiB groups " << small.size());
+  const auto a = decode_summaries(plain), b = decode_summaries(packed);
+  CHECK(b.damaged.empty());
+  REQUIRE(a.windows.size() == b.windows.size());
+  for (std::size_t i = 0; i < a.windows.size(); ++i) check_close(b.windows[i], a.windows[i], 0.0);
+  // Damage one group of the small-group stream: its windows, and the deltas after it up to
+  // each rank's next key window, are lost; the rest decodes.
+  std::string damaged = small;
+  const auto second = damaged.find("FSB1", damaged.find("FSB1") + 4);
+  REQUIRE(second != std::string::npos);
+  damaged[second + 20] = static_cast<char>(damaged[second + 20] ^ 0x33);
+  const auto d = decode_summaries(damaged);
+  REQUIRE(d.damaged.size() == 1);
+  CHECK(d.damaged[0].offset == second);
+  CHECK(d.windows.size() < windows.size());
+  CHECK(d.windows.size() + 3 * 8 * 4 > windows.size());
+}
+
+TEST_CASE("values and knots round-trip and a v2 stream rejects what it cannot hold", "[codec][forms]") {
+  window_summary w;
+  w.rank = 2;
+  kernel_summary few;  // values form: every duration
+  few.key = 1;
+  few.values = {1000, 1000, 1200, 5000, 5100};
+  few.count = few.sampled = few.values.size();
+  for (double v : few.values) few.total_ns += v;
+  few.clusters = {stats::summarize_sorted(few.values.data(), 3), stats::summarize_sorted(few.values.data() + 3, 2)};
+  kernel_summary flat;  // knots form: knots plus the top values
+  flat.key = 4;
+  std::vector<double> x;
+  for (int i = 0; i < 400; ++i) x.push_back(100 * std::pow(10.0, 4.0 * (i + 0.5) / 400));
+  flat.count = flat.sampled = x.size();
+  for (double v : x) flat.total_ns += v;
+  flat.clusters = {stats::summarize_sorted(x.data(), x.size())};
+  for (double p : knot_probabilities) flat.knots.push_back(stats::quantile_sorted(x.data(), x.size() - 16, p));
+  flat.values.assign(x.end() - 16, x.end());
+  w.kernels = {few, flat};
+  for (int level : {0, zstd_available ? 3 : 0}) {
+    codec_options opt;
+    opt.zstd_level = level;
+    summary_encoder enc([](name_id id) { return "k" + std::to_string(id); }, opt);
+    std::string bytes = enc.header();
+    for (std::uint64_t id = 0; id < 3; ++id) {  // a key window then deltas (forms stay absolute)
+      w.window_id = id;
+      enc.encode(w, bytes);
+    }
+    enc.flush(bytes);
+    const auto dec = decode_summaries(bytes);
+    CHECK(dec.damaged.empty());
+    REQUIRE(dec.windows.size() == 3);
+    const double rel = std::ldexp(1.0, -8) * 1.0001;
+    for (const auto& d : dec.windows) {
+      REQUIRE(d.kernels.size() == 2);
+      const auto &a = d.kernels[0], &b = d.kernels[1];
+      CHECK(a.key == few.key);
+      CHECK(a.count == few.count);
+      REQUIRE(a.clusters.size() == 2);  // summaries of the decoded values
+      CHECK(a.clusters[0].count == 3);
+      CHECK(a.clusters[1].p50 == Approx(5050).epsilon(rel));
+      CHECK(b.key == flat.key);
+      CHECK(b.count == flat.count);
+      CHECK(b.total_ns == Approx(flat.total_ns).epsilon(rel));
+      REQUIRE(a.values.size() == few.values.size());
+      for (std::size_t i = 0; i < a.values.size(); ++i) CHECK(a.values[i] == Approx(few.values[i]).epsilon(rel));
+      CHECK(a.knots.empty());
+      REQUIRE(b.knots.size() == knot_count);
+      REQUIRE(b.values.size() == 16);
+      for (std::size_t i = 0; i < knot_count; ++i) CHECK(b.knots[i] == Approx(flat.knots[i]).epsilon(rel));
+      CHECK(b.values.back() == Approx(x.back()).epsilon(rel));
     }
   }
 }

@@ -1,33 +1,53 @@
 // failslow/compress/codec.hpp -- compact binary encoding of window summaries (.fsum).
 //
 // Synopsis
-//   file    := "FSUM" version:u8 precision_bits:u8 key_frame_interval:u16le  block*
+//   file    := "FSUM" version:u8 precision_bits:u8 key_frame_interval:u16le coarse_shift:u8
+//              block*                       (version 2; version 1 files, which have no
+//              coarse_shift byte, no key forms and no groups, are still read)
 //   block   := "FSB1" type:u8 length:varint payload[length] crc:u32le
-//              crc = CRC-32C (Castagnoli) of type and payload
+//              crc = CRC-32C (Castagnoli) of type and payload (as stored)
 //   types   := 1 names (new dictionary entries: count, then id and length each, then the
 //              total length and the names' bytes as one LZ77 stream, detail/lz.hpp: C++
 //              kernel names repeat long substrings, ~10x smaller on real traces)
 //              2 key window (self-contained)   3 delta window (against the same rank's
 //              previous window, which it names)
+//              4 group: records (type:u8 length:varint payload) of blocks of types 1-3, in
+//              stream order, without marker or CRC (the group's CRC covers them)
+//              type | 0x80: the payload is one zstd frame (with its content size) of the
+//              payload of that type: the entropy stage, written as zstd-compressed groups
+//              of about codec_options::group_bytes (256 KiB) when zstd_level > 0. A build
+//              without zstd (FAILSLOW_HAS_ZSTD, the failslow::zstd target) reports each such
+//              block as damage that says so and counts it in zstd_blocks_unreadable.
 //   window  := rank, window id, [reference window id], start, duration, skip counts,
 //              subsampled, key count, layout (1: the reference's key list, not repeated;
 //              0: key ids as deltas from the previous key), one mode bit per key (delta or
-//              absolute), then for absolute keys count, total, count - sampled, cluster count
-//              and per cluster: count, min, max, mean, sd, p50, p90, p99 (varints); then the
-//              nibble section with the same fields of the delta keys.
+//              absolute), then for absolute keys count, total, count - sampled,
+//              4 x cluster count + form, and by form (window_summary.hpp):
+//                0 clusters: per cluster count, min, max, mean, sd, p50, p90, p99 (varints)
+//                1 values: the cluster sizes but the last, the first value's code; the
+//                  steps between the ascending codes go to the nibble section (the
+//                  clusters are summaries of the decoded values)
+//                2 knots: the clusters as in 0, the number of top values, the first code,
+//                  then the ascending steps of knot_count knots and the top values (varints)
+//              then the nibble section: per key in order, the deltas of a delta key's fields
+//              or a values key's steps.
 //   Durations are log-quantised: code = zigzag(round(ln x / s)) + 1 (0 for x <= 0) with
 //   s = ln(1 + 2^-precision_bits); decoding returns x = exp(v s), so every duration, mean and
 //   quantile comes back within a relative error of s / 2 ~ 2^-(bits+1) (3.9e-3 for the default
 //   7 bits, below the noise of a window's statistics: a p99 of a hundred kernels moves by a few
 //   percent from window to window; 8 bits cost 14 % more bytes on the simulated steps of
 //   bench/README.md for 0.03 points of median W1/mean); sd likewise; a cluster's sum is
-//   mean * count. Counts are exact.
-//   Delta windows store each key present in the reference with the same number of clusters as
-//   differences of the codes and counts, packed as 4-bit nibbles (values in [-7, 7]) with
-//   larger ones escaped to varints: kernels repeat, so most fields cost half a byte. Other
-//   keys are stored absolutely. A key window every `key_frame_interval` windows of a rank bounds the loss
-//   from a damaged block to that many windows. The name dictionary is written once: each
-//   name before the first window that uses it.
+//   mean * count. A cluster's sd and p99, its noisiest statistics, are quantised
+//   2^coarse_shift times coarser (default 1: within 7.8e-3; 3 % fewer bytes on those steps,
+//   the same W1, bench/README.md). Counts are exact.
+//   Delta windows store each key present in the reference with the same number of clusters
+//   (clusters form in both) as differences of the codes and counts, packed as 4-bit nibbles
+//   (values in [-7, 7]) with larger ones escaped to varints: kernels repeat, so most fields
+//   cost half a byte. Other keys are stored absolutely. A key window every
+//   `key_frame_interval` windows of a rank bounds the loss from a damaged block to that many
+//   windows (with zstd, a damaged group loses its windows and the deltas after them up to each
+//   rank's next key window). The name dictionary is written once: each name before the first
+//   window that uses it.
 // Decoding validates every length, count and value (a duration code past the range of double is
 //   damage) and never reads out of bounds; a block with
 //   a bad CRC or an inconsistent payload is reported (offset, reason) and skipped, decoding
@@ -47,6 +67,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -58,26 +79,59 @@
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/error.hpp"
 
+#if FAILSLOW_HAS_ZSTD
+#include <zstd.h>
+#endif
+
 namespace failslow::compress {
+
+/// Whether this build can write and read zstd-compressed blocks (FAILSLOW_HAS_ZSTD, the
+/// failslow::zstd target: Debian libzstd-dev).
+#if FAILSLOW_HAS_ZSTD
+inline constexpr bool zstd_available = true;
+#else
+inline constexpr bool zstd_available = false;
+#endif
 
 struct codec_options {
   unsigned precision_bits = 7;       ///< log-quantisation step ln(1 + 2^-bits), 4..20
   unsigned key_frame_interval = 16;  ///< a self-contained window every this many per rank
+  /// zstd level (1..19) of the entropy stage, 0 = none. With it the encoder gathers blocks
+  /// into groups of about group_bytes (call flush() at the end); needs zstd_available.
+  int zstd_level = 0;
+  std::size_t group_bytes = std::size_t{1} << 18;  ///< raw bytes per zstd group, 1 KiB..16 MiB
+  /// A cluster's min, max, sd and p99 are quantised 2^coarse_shift times coarser than the
+  /// other durations (0..6): they are its noisiest statistics (a p99 or a max of a hundred
+  /// launches moves by several percent from window to window) and the reconstruction is
+  /// least sensitive to them; bench/README.md measures the bytes and W1 of each shift.
+  unsigned coarse_shift = 1;
 };
 
 namespace detail {
 
 inline constexpr std::string_view file_magic = "FSUM";
 inline constexpr std::string_view block_magic = "FSB1";
-inline constexpr std::uint8_t file_version = 1;
-enum block_type : std::uint8_t { names_block = 1, key_window = 2, delta_window = 3 };
+inline constexpr std::uint8_t file_version = 2;  // 1: clusters only, no groups (still read)
+enum block_type : std::uint8_t { names_block = 1, key_window = 2, delta_window = 3, group_block = 4 };
+inline constexpr std::uint8_t zstd_flag = 0x80;  // the block's payload is one zstd frame
+// A key's form (v2): clusters only, its durations (values), or clusters and knots.
+enum key_form : std::uint8_t { form_clusters = 0, form_values = 1, form_knots = 2 };
+
+// A coarse code (codec_options::coarse_shift) stands for the fine code of its log-value times
+// 2^shift: x = exp(v 2^shift s).
+inline std::uint64_t from_coarse(std::uint64_t coarse, unsigned shift) noexcept {
+  if (coarse == 0 || shift == 0) return coarse;
+  return zigzag(unzigzag(coarse - 1) * (std::int64_t{1} << shift)) + 1;
+}
 
 struct quantizer {
   double step;
   explicit quantizer(unsigned bits) : step(std::log1p(std::ldexp(1.0, -static_cast<int>(bits)))) {}
-  std::uint64_t code(double x) const noexcept {
+  std::uint64_t code(double x, unsigned coarse_shift = 0) const noexcept {
     if (!(x > 0) || !std::isfinite(x)) return 0;
-    return zigzag(static_cast<std::int64_t>(std::llround(std::log(x) / step))) + 1;
+    return zigzag(static_cast<std::int64_t>(
+               std::llround(std::log(x) / std::ldexp(step, static_cast<int>(coarse_shift))))) +
+           1;
   }
   double value(std::uint64_t c) const noexcept {
     return c == 0 ? 0.0 : std::exp(static_cast<double>(unzigzag(c - 1)) * step);
@@ -92,6 +146,8 @@ struct key_codes {
   name_id key;
   std::uint64_t count, total, sampled;
   std::vector<cluster_codes> clusters;
+  std::uint8_t form = form_clusters;
+  std::vector<std::uint64_t> extra;  // the codes of the values or knots, ascending
 };
 struct window_codes {
   std::uint64_t window_id = 0;
@@ -101,6 +157,15 @@ struct window_codes {
     return it != keys.end() && it->key == k ? &*it : nullptr;
   }
 };
+
+#if FAILSLOW_HAS_ZSTD
+struct zstd_free {
+  void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
+  void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); }
+};
+using zstd_cctx = std::unique_ptr<ZSTD_CCtx, zstd_free>;
+using zstd_dctx = std::unique_ptr<ZSTD_DCtx, zstd_free>;
+#endif
 
 inline void put_delta(std::string& out, std::uint64_t v, std::uint64_t ref) {
   put_varint(out, zigzag(static_cast<std::int64_t>(v - ref)));
@@ -119,6 +184,15 @@ class summary_encoder {
     if (opt_.key_frame_interval < 1 || opt_.key_frame_interval > 65535)
       throw invalid_argument("summary_encoder: key_frame_interval must be in [1, 65535]");
     if (!name_of_) throw invalid_argument("summary_encoder: no name lookup");
+    if (opt_.zstd_level < 0 || opt_.zstd_level > 19)
+      throw invalid_argument("summary_encoder: zstd_level must be in [0, 19]");
+    if (opt_.zstd_level > 0 && !zstd_available)
+      throw invalid_argument(
+          "summary_encoder: zstd_level > 0 but this build has no zstd (configure with -DFAILSLOW_WITH_ZSTD=ON, "
+          "Debian libzstd-dev)");
+    if (opt_.group_bytes < 1024 || opt_.group_bytes > (std::size_t{16} << 20))
+      throw invalid_argument("summary_encoder: group_bytes must be in [1 KiB, 16 MiB]");
+    if (opt_.coarse_shift > 6) throw invalid_argument("summary_encoder: coarse_shift must be in [0, 6]");
   }
 
   /// The file header; write it once, before the first block.
@@ -128,10 +202,12 @@ class summary_encoder {
     h.push_back(static_cast<char>(opt_.precision_bits));
     h.push_back(static_cast<char>(opt_.key_frame_interval & 0xFF));
     h.push_back(static_cast<char>(opt_.key_frame_interval >> 8));
+    h.push_back(static_cast<char>(opt_.coarse_shift));  // version 2
     return h;
   }
 
-  /// Appends the blocks of one window (new names first) to `out`.
+  /// Appends the blocks of one window (new names first) to `out`; with zstd_level > 0 to the
+  /// current group, written to `out` when it reaches group_bytes (and by flush()).
   void encode(const window_summary& w, std::string& out) {
     std::string ids, text;
     std::uint64_t new_names = 0;
@@ -176,7 +252,8 @@ class summary_encoder {
     for (std::size_t i = 0; i < codes.keys.size(); ++i) {
       const auto& k = codes.keys[i];
       const detail::key_codes* r = key ? nullptr : st.ref.find(k.key);
-      if (r && r->clusters.size() == k.clusters.size())
+      if (r && r->clusters.size() == k.clusters.size() && r->form == detail::form_clusters &&
+          k.form == detail::form_clusters)
         modes[i / 8] = static_cast<char>(static_cast<unsigned char>(modes[i / 8]) | (1u << (i % 8)));
       if (!same_keys) detail::put_varint(payload, k.key - prev);
       prev = k.key;
@@ -209,10 +286,21 @@ class summary_encoder {
         detail::put_varint(payload, k.count);
         detail::put_varint(payload, k.total);
         detail::put_varint(payload, k.count - k.sampled);
-        detail::put_varint(payload, k.clusters.size());
+        detail::put_varint(payload, k.clusters.size() * 4 + k.form);
+        if (k.form == detail::form_values) {  // cluster sizes, the first value; the steps as nibbles
+          for (std::size_t c = 0; c + 1 < k.clusters.size(); ++c) detail::put_varint(payload, k.clusters[c].count);
+          detail::put_varint(payload, k.extra.front());
+          for (std::size_t v = 1; v < k.extra.size(); ++v) deltas.put(diff(k.extra[v], k.extra[v - 1]));
+          continue;
+        }
         for (const auto& a : k.clusters)
           for (std::uint64_t x : {a.count, a.min, a.max, a.mean, a.sd, a.p50, a.p90, a.p99})
             detail::put_varint(payload, x);
+        if (k.form == detail::form_knots) {
+          detail::put_varint(payload, k.extra.size() - knot_count);  // the top values
+          detail::put_varint(payload, k.extra.front());
+          for (std::size_t v = 1; v < k.extra.size(); ++v) detail::put_varint(payload, k.extra[v] - k.extra[v - 1]);
+        }
       }
     }
     deltas.finish(payload);
@@ -221,6 +309,26 @@ class summary_encoder {
     st.ref = std::move(codes);
     st.has_ref = true;
     st.since_key = key ? 0 : st.since_key + 1;
+    if (opt_.zstd_level > 0 && group_.size() >= opt_.group_bytes) flush(out);
+  }
+
+  /// Writes the current zstd group to `out` (nothing without zstd or when it is empty). Call
+  /// it after the last encode(); a group is a block, so a stream may also be cut after it.
+  void flush(std::string& out) {
+    if (group_.empty()) return;
+#if FAILSLOW_HAS_ZSTD
+    if (!cctx_) cctx_.reset(ZSTD_createCCtx());
+    if (!cctx_) throw invalid_argument("summary_encoder: ZSTD_createCCtx failed");
+    std::string frame(ZSTD_compressBound(group_.size()), '\0');
+    const std::size_t n =
+        ZSTD_compressCCtx(cctx_.get(), frame.data(), frame.size(), group_.data(), group_.size(), opt_.zstd_level);
+    if (ZSTD_isError(n)) throw invalid_argument(std::string("summary_encoder: zstd: ") + ZSTD_getErrorName(n));
+    frame.resize(n);
+    write_block(out, detail::group_block | detail::zstd_flag, frame);
+#else
+    (void)out;
+#endif
+    group_.clear();
   }
 
  private:
@@ -230,7 +338,17 @@ class summary_encoder {
     unsigned since_key = 0;
   };
 
-  static void put_block(std::string& out, std::uint8_t type, const std::string& payload) {
+  // A block: to `out`, or as a record (type, length, payload) of the current zstd group.
+  void put_block(std::string& out, std::uint8_t type, const std::string& payload) {
+    if (opt_.zstd_level > 0) {
+      group_.push_back(static_cast<char>(type));
+      detail::put_varint(group_, payload.size());
+      group_ += payload;
+      return;
+    }
+    write_block(out, type, payload);
+  }
+  static void write_block(std::string& out, std::uint8_t type, const std::string& payload) {
     out += detail::block_magic;
     out.push_back(static_cast<char>(type));
     detail::put_varint(out, payload.size());
@@ -242,21 +360,45 @@ class summary_encoder {
   detail::window_codes quantize(const window_summary& w) const {
     detail::window_codes c;
     for (const auto& k : w.kernels) {
-      detail::key_codes kc{k.key, k.count, q_.code(k.total_ns), k.sampled, {}};
+      detail::key_codes kc{k.key, k.count, q_.code(k.total_ns), k.sampled, {}, detail::form_clusters, {}};
       for (const auto& s : k.clusters)
-        kc.clusters.push_back({s.count, q_.code(s.min), q_.code(s.max), q_.code(s.mean), q_.code(std::sqrt(s.variance)),
-                               q_.code(s.p50), q_.code(s.p90), q_.code(s.p99)});
+        kc.clusters.push_back({s.count, q_.code(s.min), q_.code(s.max), q_.code(s.mean), coarse(std::sqrt(s.variance)),
+                               q_.code(s.p50), q_.code(s.p90), coarse(s.p99)});
+      // Values only where they are all the key's durations and the clusters partition them.
+      std::uint64_t in_clusters = 0;
+      for (const auto& s : k.clusters) in_clusters += s.count;
+      if (!k.values.empty() && k.values.size() == k.count && k.sampled == k.count && in_clusters == k.count &&
+          !k.clusters.empty()) {
+        kc.form = detail::form_values;
+        for (double v : k.values) kc.extra.push_back(q_.code(v));
+      } else if (k.knots.size() == knot_count && k.values.size() <= top_values_limit && k.values.size() <= k.sampled) {
+        kc.form = detail::form_knots;  // the knots, then the top values (all ascending)
+        for (double v : k.knots) kc.extra.push_back(q_.code(v));
+        for (double v : k.values) kc.extra.push_back(q_.code(v));
+      }
+      // Codes of ascending values ascend (zigzag is not monotone around 0: log values below
+      // 1 ns); anything else is stored as clusters only.
+      if (kc.form != detail::form_clusters && !std::is_sorted(kc.extra.begin(), kc.extra.end())) {
+        kc.form = detail::form_clusters;
+        kc.extra.clear();
+      }
       c.keys.push_back(std::move(kc));
     }
     std::sort(c.keys.begin(), c.keys.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
     return c;
   }
 
+  std::uint64_t coarse(double x) const noexcept { return q_.code(x, opt_.coarse_shift); }
+
   std::function<std::string(name_id)> name_of_;
   codec_options opt_;
   detail::quantizer q_;
   std::unordered_set<name_id> written_names_;
   std::map<std::int32_t, state> ranks_;
+  std::string group_;  // records of the zstd group being gathered
+#if FAILSLOW_HAS_ZSTD
+  detail::zstd_cctx cctx_;  // made at the first group
+#endif
 };
 
 /// A block the decoder could not use.
@@ -271,13 +413,15 @@ struct decoded_summaries {
   std::vector<window_summary> windows;          ///< in file order
   std::vector<damaged_block> damaged;           ///< bad CRC, truncated or inconsistent blocks
   std::uint64_t windows_without_reference = 0;  ///< delta windows skipped after a loss
+  std::uint64_t zstd_blocks_unreadable = 0;     ///< zstd blocks a build without zstd skipped
 };
 
 namespace detail {
 
 // Parses one window payload into codes; false on any inconsistency.
 inline bool read_window(std::string_view payload, bool is_delta, const std::map<std::int32_t, window_codes>& refs,
-                        std::uint64_t max_code, window_summary& w, window_codes& codes, bool& missing_reference) {
+                        std::uint64_t max_code, unsigned version, unsigned coarse_shift, window_summary& w,
+                        window_codes& codes, bool& missing_reference) {
   byte_reader r(payload);
   std::uint64_t u, ref_id = 0;
   std::int64_t s;
@@ -340,19 +484,59 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
     }
     std::uint64_t nc, unsampled;
     if (!r.varint(kc.count) || !r.varint(kc.total) || !r.varint(unsampled) || !r.varint(nc)) return false;
-    if (unsampled > kc.count || nc > r.remaining() / 8) return false;  // eight fields of a byte or more
+    kc.form = form_clusters;
+    kc.extra.clear();
+    if (version >= 2) {
+      if (nc % 4 > form_knots) return false;
+      kc.form = static_cast<std::uint8_t>(nc % 4);
+      nc /= 4;
+    }
+    if (unsampled > kc.count) return false;
     kc.sampled = kc.count - unsampled;
+    if (kc.form == form_values) {  // cluster sizes (the last one implied), the first value
+      if (unsampled != 0 || nc == 0 || nc > kc.count || kc.count > 2 * r.remaining() + 1) return false;
+      kc.clusters.assign(nc, cluster_codes{});
+      std::uint64_t left = kc.count;
+      for (std::size_t c = 0; c + 1 < nc; ++c) {
+        if (!r.varint(kc.clusters[c].count) || kc.clusters[c].count == 0 || kc.clusters[c].count >= left) return false;
+        left -= kc.clusters[c].count;
+      }
+      kc.clusters.back().count = left;
+      std::uint64_t first;
+      if (!r.varint(first) || first > max_code) return false;
+      kc.extra.push_back(first);
+      any_delta = true;  // the remaining values are in the nibble section
+      continue;
+    }
+    if (nc > r.remaining() / 8) return false;  // eight fields of a byte or more
     kc.clusters.resize(nc);
     for (auto& a : kc.clusters)
       if (!r.varint(a.count) || !r.varint(a.min) || !r.varint(a.max) || !r.varint(a.mean) || !r.varint(a.sd) ||
           !r.varint(a.p50) || !r.varint(a.p90) || !r.varint(a.p99))
         return false;
+    if (kc.form == form_knots) {  // knot_count + top codes: the first, then the ascending steps
+      std::uint64_t top, code, step;
+      if (!r.varint(top) || top > top_values_limit || top > kc.sampled || !r.varint(code)) return false;
+      kc.extra.push_back(code);
+      for (std::size_t v = 1; v < knot_count + top; ++v) {
+        if (!r.varint(step) || step > max_code) return false;
+        kc.extra.push_back(code += step);
+      }
+    }
   }
   nibble_reader deltas;
   if (!deltas.open(r)) return false;
   for (std::size_t i = 0; any_delta && i < codes.keys.size(); ++i) {
-    if (!delta_mode(i)) continue;
     key_codes& kc = codes.keys[i];
+    if (!delta_mode(i) && kc.form == form_values) {  // the steps between ascending values
+      for (std::uint64_t v = 1; v < kc.count; ++v) {
+        std::int64_t d;
+        if (!deltas.get(d) || d < 0 || static_cast<std::uint64_t>(d) > max_code) return false;
+        kc.extra.push_back(kc.extra.back() + static_cast<std::uint64_t>(d));
+      }
+      continue;
+    }
+    if (!delta_mode(i)) continue;
     const key_codes* rk = ref_key(i);
     auto delta = [&](std::uint64_t base, std::uint64_t& out) {
       std::int64_t d;
@@ -365,6 +549,8 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
       return false;
     if (unsampled > kc.count) return false;
     kc.sampled = kc.count - unsampled;
+    kc.form = form_clusters;
+    kc.extra.clear();
     kc.clusters.resize(rk->clusters.size());
     for (std::size_t c = 0; c < rk->clusters.size(); ++c) {
       const auto& b = rk->clusters[c];
@@ -380,10 +566,14 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
   for (const auto& kc : codes.keys) {
     std::uint64_t in_clusters = 0;
     if (kc.total > max_code) return false;
+    for (std::uint64_t c : kc.extra)
+      if (c > max_code) return false;
     for (const auto& a : kc.clusters) {
       if (a.count == 0 || a.count > kc.sampled) return false;
       for (std::uint64_t c : {a.min, a.max, a.mean, a.sd, a.p50, a.p90, a.p99})
         if (c > max_code) return false;
+      for (std::uint64_t c : {a.sd, a.p99})  // stored coarse (codec_options::coarse_shift)
+        if (from_coarse(c, coarse_shift) > max_code) return false;
       in_clusters += a.count;
     }
     if (kc.sampled > kc.count || in_clusters != kc.sampled) return false;
@@ -435,22 +625,27 @@ class summary_decoder {
     std::string_view data(pending_);
     std::size_t pos = 0;
     if (!header_done_) {
-      if (data.size() < 8) {
+      const std::size_t header_size = data.size() > 4 && static_cast<std::uint8_t>(data[4]) >= 2 ? 9 : 8;
+      if (data.size() < header_size) {
         if (at_end && !data.empty()) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
         return;
       }
       if (data.substr(0, 4) != file_magic) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
-      if (static_cast<std::uint8_t>(data[4]) != file_version) throw parse_error({source_, 0, 0, 4}, "format version 1");
+      version_ = static_cast<std::uint8_t>(data[4]);
+      if (version_ < 1 || version_ > file_version)
+        throw parse_error({source_, 0, 0, 4}, "format version 1 or 2 (this build reads up to 2)");
       out_.options.precision_bits = static_cast<unsigned char>(data[5]);
       out_.options.key_frame_interval =
           static_cast<unsigned char>(data[6]) | (static_cast<unsigned>(static_cast<unsigned char>(data[7])) << 8);
       if (out_.options.precision_bits < 4 || out_.options.precision_bits > 20 || out_.options.key_frame_interval == 0)
         throw parse_error({source_, 0, 0, 5}, "precision bits in [4, 20] and a key frame interval >= 1");
+      out_.options.coarse_shift = header_size > 8 ? static_cast<unsigned char>(data[8]) : 0;
+      if (out_.options.coarse_shift > 6) throw parse_error({source_, 0, 0, 8}, "a coarse shift in [0, 6]");
       q_ = quantizer(out_.options.precision_bits);
       // Codes whose value exp(v s) stays a normal double: |v s| <= 700 (ln DBL_MAX = 709.8).
       max_code_ = zigzag(static_cast<std::int64_t>(std::floor(700.0 / q_.step))) + 1;
       header_done_ = true;
-      pos = 8;
+      pos = header_size;
     }
     // The next "FSB1" at or after `from`, or where the data may still hold its first bytes; the
     // bytes skipped on the way are damage already reported.
@@ -502,8 +697,50 @@ class summary_decoder {
   }
 
   template <class Sink>
-  void decode_block(std::uint8_t type, std::string_view payload, std::uint64_t offset, Sink& sink) {
+  void decode_block(std::uint8_t type, std::string_view payload, std::uint64_t offset, Sink& sink,
+                    bool in_group = false) {
     using namespace detail;
+    if (version_ >= 2 && (type & zstd_flag) && !in_group) {
+#if FAILSLOW_HAS_ZSTD
+      const unsigned long long size = ZSTD_getFrameContentSize(payload.data(), payload.size());
+      if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > max_block_bytes) {
+        out_.damaged.push_back({offset, "zstd block without a valid content size"});
+        return;
+      }
+      std::string raw(static_cast<std::size_t>(size), '\0');
+      if (!dctx_) dctx_.reset(ZSTD_createDCtx());
+      const std::size_t n =
+          dctx_ ? ZSTD_decompressDCtx(dctx_.get(), raw.data(), raw.size(), payload.data(), payload.size())
+                : std::size_t(-1);
+      if (ZSTD_isError(n) || n != raw.size()) {
+        out_.damaged.push_back({offset, "zstd block does not decompress"});
+        return;
+      }
+      decode_block(static_cast<std::uint8_t>(type & ~zstd_flag), raw, offset, sink, true);
+#else
+      ++out_.zstd_blocks_unreadable;
+      out_.damaged.push_back({offset,
+                              "zstd-compressed block: this build has no zstd (configure with -DFAILSLOW_WITH_ZSTD=ON, "
+                              "Debian libzstd-dev), its windows are skipped"});
+#endif
+      return;
+    }
+    if (version_ >= 2 && type == group_block) {  // records: type, length, payload
+      byte_reader gr(payload);
+      while (gr.remaining() > 0) {
+        std::string_view inner_type, inner;
+        std::uint64_t length;
+        if (!gr.bytes(1, inner_type) || !gr.varint(length) || length > gr.remaining() ||
+            !gr.bytes(static_cast<std::size_t>(length), inner) ||
+            (static_cast<std::uint8_t>(inner_type[0]) & zstd_flag) ||
+            static_cast<std::uint8_t>(inner_type[0]) == group_block) {
+          out_.damaged.push_back({offset, "inconsistent group block"});
+          return;
+        }
+        decode_block(static_cast<std::uint8_t>(inner_type[0]), inner, offset, sink, true);
+      }
+      return;
+    }
     if (type == names_block) {
       byte_reader nr(payload);
       std::uint64_t count, id, len, total = 0, text_size = 0;
@@ -539,7 +776,8 @@ class summary_decoder {
       }
       window_codes codes;
       bool missing = false;
-      if (!read_window(payload, type == delta_window, refs_, max_code_, w, codes, missing)) {
+      if (!read_window(payload, type == delta_window, refs_, max_code_, version_, out_.options.coarse_shift, w, codes,
+                       missing)) {
         if (missing) {
           ++out_.windows_without_reference;
         } else {
@@ -554,26 +792,45 @@ class summary_decoder {
         kernel_summary& k = w.kernels[i];
         {
           auto clusters = std::move(k.clusters);
+          auto values = std::move(k.values), knots = std::move(k.knots);
           k = kernel_summary{};
           k.clusters = std::move(clusters);
           k.clusters.clear();
+          k.values = std::move(values);
+          k.values.clear();
+          k.knots = std::move(knots);
+          k.knots.clear();
         }
         k.key = kc.key;
         k.count = kc.count;
         k.total_ns = value(kc.total);
         k.sampled = kc.sampled;
+        if (kc.form == form_values) {  // the clusters are summaries of the values
+          for (std::uint64_t c : kc.extra) k.values.push_back(value(c));
+          std::size_t at = 0;
+          for (const auto& c : kc.clusters) {
+            k.clusters.push_back(stats::summarize_sorted(k.values.data() + at, static_cast<std::size_t>(c.count)));
+            at += static_cast<std::size_t>(c.count);
+          }
+          continue;
+        }
+        if (kc.form == form_knots) {
+          for (std::size_t v = 0; v < kc.extra.size(); ++v)
+            (v < knot_count ? k.knots : k.values).push_back(value(kc.extra[v]));
+        }
         for (const auto& c : kc.clusters) {
           stats::cluster_summary cs;
           cs.count = c.count;
+          const unsigned shift = out_.options.coarse_shift;
           cs.min = value(c.min);
           cs.max = value(c.max);
           cs.mean = value(c.mean);
           cs.sum = cs.mean * static_cast<double>(c.count);
-          const double sd = value(c.sd);
+          const double sd = value(from_coarse(c.sd, shift));
           cs.variance = sd * sd;
           cs.p50 = value(c.p50);
           cs.p90 = value(c.p90);
-          cs.p99 = value(c.p99);
+          cs.p99 = value(from_coarse(c.p99, shift));
           k.clusters.push_back(cs);
         }
       }
@@ -600,6 +857,10 @@ class summary_decoder {
   std::string pending_;         // bytes fed but not decoded yet
   std::uint64_t consumed_ = 0;  // stream offset of pending_[0]
   bool header_done_ = false;
+  unsigned version_ = 0;
+#if FAILSLOW_HAS_ZSTD
+  detail::zstd_dctx dctx_;  // made at the first zstd block
+#endif
   bool in_garbage_ = false;  // inside bytes already reported as "expected a block marker"
   detail::quantizer q_{7};
   std::uint64_t max_code_ = 0;

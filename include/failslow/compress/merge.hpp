@@ -8,7 +8,12 @@
 //   p50, p90 and p99 are the quantiles of the truncated lognormal mixture of the clusters it
 //   merged (stats/lognormal.hpp), the documented approximation: exact when a single cluster
 //   is merged, otherwise as accurate as the reconstruction (bench/README.md measures W1 /
-//   mean of 0.03-0.6 % for realistic kernels). Inputs of one rank keep that rank; inputs of
+//   mean of 0.03-0.6 % for realistic kernels). A key's finer forms (window_summary.hpp): when
+//   every input keeps all its durations (values) and they number at most merged_values_limit
+//   together, the merged key keeps them all; otherwise, when any input has values or knots,
+//   the merged key gets knots: the quantiles at knot_probabilities of the inputs'
+//   distributions mixed by their counts (stats::lognormal_mixture::quantile), no top values.
+//   Inputs of one rank keep that rank; inputs of
 //   several ranks give rank -1 (a group baseline). The span is the union of the inputs'; the
 //   window id is the first input's; skip and subsample counts add.
 // Complexity: O(total clusters log total clusters) per key plus the quantile inversions.
@@ -25,6 +30,9 @@
 #include "failslow/stats/lognormal.hpp"
 
 namespace failslow::compress {
+
+/// Merged keys keep all their durations up to this many (see the synopsis).
+inline constexpr std::size_t merged_values_limit = 64;
 
 namespace detail {
 
@@ -48,16 +56,49 @@ inline stats::cluster_summary pool_clusters(const std::vector<stats::cluster_sum
           static_cast<double>(c.count) * (c.mean - m.mean) * (c.mean - m.mean);
   m.variance = m.count > 1 ? m2 / (n - 1) : 0.0;
   std::vector<stats::lognormal_component> comps;
-  for (const auto& c : group) {
-    auto k = stats::reconstruct_lognormal(c);
-    k.weight = static_cast<double>(c.count) / n;
-    comps.push_back(k);
-  }
+  for (const auto& c : group)
+    for (auto k : stats::reconstruct_cluster(c)) {
+      k.weight *= static_cast<double>(c.count) / n;
+      comps.push_back(k);
+    }
   const stats::lognormal_mixture mix(std::move(comps), true);
   m.p50 = mix.quantile(0.50);
   m.p90 = mix.quantile(0.90);
   m.p99 = mix.quantile(0.99);
   return m;
+}
+
+// The finer form of a key merged from `parts` (see the synopsis), into k.
+inline void merge_forms(const std::vector<const kernel_summary*>& parts, kernel_summary& k) {
+  bool all_values = true, any_finer = false;
+  std::size_t values = 0;
+  for (const kernel_summary* p : parts) {
+    const bool full = p->knots.empty() && !p->values.empty() && p->values.size() == p->count;
+    all_values = all_values && full;
+    any_finer = any_finer || !p->values.empty() || !p->knots.empty();
+    values += p->values.size();
+  }
+  if (!any_finer) return;
+  if (all_values && values <= merged_values_limit) {
+    for (const kernel_summary* p : parts) k.values.insert(k.values.end(), p->values.begin(), p->values.end());
+    std::sort(k.values.begin(), k.values.end());
+    return;
+  }
+  std::vector<stats::lognormal_component> comps;
+  double total = 0;
+  for (const kernel_summary* p : parts) total += static_cast<double>(std::max<std::uint64_t>(p->sampled, 1));
+  for (const kernel_summary* p : parts) {
+    if (p->clusters.empty()) continue;
+    const auto m = p->distribution(true);
+    const double w = static_cast<double>(std::max<std::uint64_t>(p->sampled, 1)) / total;
+    for (auto c : m.components()) {
+      c.weight *= w;
+      comps.push_back(c);
+    }
+  }
+  if (comps.empty()) return;
+  const stats::lognormal_mixture mix(std::move(comps), true);
+  for (double p : knot_probabilities) k.knots.push_back(mix.quantile(p));
 }
 
 }  // namespace detail
@@ -102,6 +143,7 @@ inline window_summary merge_windows(const std::vector<window_summary>& windows) 
       group.push_back(c);
     }
     if (!group.empty()) k.clusters.push_back(detail::pool_clusters(group));
+    detail::merge_forms(parts, k);
     out.kernels.push_back(std::move(k));
   }
   return out;

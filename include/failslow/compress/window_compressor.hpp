@@ -45,6 +45,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/stats/detail/radix_sort.hpp"
+#include "failslow/stats/quantile_grid.hpp"
 #include "failslow/stats/summary.hpp"
 #include "failslow/stats/valleys.hpp"
 
@@ -57,10 +58,25 @@ struct compressor_config {
   name_id key_limit = name_id{1} << 24;        ///< keys >= this are counted as invalid_key
   std::uint64_t seed = 0x9E3779B97F4A7C15ull;  ///< reservoir sampling
   stats::valley_options clustering = default_clustering();
+  /// With the default clustering (min_fraction 0), a cluster under this fraction of a key's
+  /// durations is kept only when far from its neighbour (a log gap of max(ln 1.5, half the
+  /// neighbour's log range)), else merged into it; a clustering with min_fraction > 0 decides
+  /// by mass alone.
+  static constexpr double small_cluster_fraction = 0.01;
+  /// A key of at most this many launches (none subsampled) keeps its durations (values form):
+  /// exact, and at the codec's precision no larger than its clusters. 0: never.
+  std::size_t exact_up_to = 16;
+  /// A key whose clusters rebuild it worse than this (W1 / mean, measured on 32 quantiles of
+  /// the retained durations) keeps knots too (window_summary.hpp), when they do better. Past 1
+  /// it never does. 3 %: the battery of tests/test_summary_fidelity.cpp keeps its p95 under
+  /// 2.5 %; 2 % gives it 1.9 % for 27 % more bytes on bench_compress's steps (bench/README.md).
+  double knots_above_w1 = 0.03;
 
   /// Valley clustering with a grid that starts at 64 points and widens only as the bandwidth
   /// needs (most keys are unimodal and narrow), in log space. Unlike the statistics core's
-  /// defaults, a cluster may hold a single duration (min_count 1, mass still >= 1 %), the
+  /// defaults, a cluster may hold a single duration of any mass (min_count 1, min_fraction 0:
+  /// a slow tail of 1 % of launches, the shape an intermittent fail-slow takes, is a cluster of
+  /// its own, not merged into the body, as soon as the valley before it is deep), the
   /// bandwidth is the robust rule of thumb and a valley must be 30 % deep (core: 20 %): real
   /// traces reuse one kernel name for several tensor shapes, so a window's key is often a few
   /// modes of a few samples each, or a body with one far outlier, which one lognormal from p50
@@ -74,6 +90,7 @@ struct compressor_config {
     o.kde.bandwidth.rule = stats::bandwidth_rule::robust_rule_of_thumb;
     o.min_depth = 0.3;
     o.min_count = 1;
+    o.min_fraction = 0;
     return o;
   }
 };
@@ -184,14 +201,86 @@ class window_buffer {
       clustering.kde.sorted_input = true;
       boundaries = stats::find_valleys(s.samples.begin(), s.samples.end(), clustering).boundaries;
     }
+    std::vector<std::size_t> ends;  // of the clusters' slices of x, ascending
     std::size_t begin = 0;
     for (std::size_t c = 0; c <= boundaries.size(); ++c) {
       const std::size_t end =
           c < boundaries.size() ? static_cast<std::size_t>(std::lower_bound(x + begin, x + n, boundaries[c]) - x) : n;
-      if (end > begin) k.clusters.push_back(stats::summarize_sorted(x + begin, end - begin));
+      if (end > begin) ends.push_back(end);
       begin = std::max(begin, end);
     }
+    keep_far_small_clusters(x, n, cfg.clustering.min_fraction > 0 ? 0.0 : compressor_config::small_cluster_fraction,
+                            ends);
+    begin = 0;
+    for (std::size_t end : ends) {
+      k.clusters.push_back(stats::summarize_sorted(x + begin, end - begin));
+      begin = end;
+    }
+    if (n == k.count && n <= cfg.exact_up_to) {
+      k.values.assign(x, x + n);
+    } else if (cfg.knots_above_w1 < 1 && n > 2 && x[0] < x[n - 1]) {
+      keep_knots_if_better(k, x, n, cfg.knots_above_w1);
+    }
     return k;
+  }
+
+  // A cluster under `fraction` of the key's durations stays only when it is far from its
+  // neighbour: a log gap of at least max(ln 1.5, half the neighbour's log range). A rare slow
+  // tail at 5x is; the extreme launches of one lognormal are not (they merge back).
+  static void keep_far_small_clusters(const double* x, std::size_t n, double fraction, std::vector<std::size_t>& ends) {
+    auto first = [&](std::size_t c) { return c == 0 ? std::size_t{0} : ends[c - 1]; };
+    auto log_gap = [&](std::size_t lower) {  // between cluster lower and lower + 1
+      const double a = x[ends[lower] - 1], b = x[ends[lower]];
+      return a > 0 ? std::log(b / a) : std::numeric_limits<double>::infinity();
+    };
+    auto log_range = [&](std::size_t c) {
+      const double a = x[first(c)], b = x[ends[c] - 1];
+      return a > 0 ? std::log(b / a) : std::numeric_limits<double>::infinity();
+    };
+    for (std::size_t c = 0; c < ends.size() && ends.size() > 1;) {
+      const std::size_t size = ends[c] - first(c);
+      if (static_cast<double>(size) >= fraction * static_cast<double>(n)) {
+        ++c;
+        continue;
+      }
+      // The nearer neighbour in log space; merge when the gap to it is small.
+      const bool has_left = c > 0, has_right = c + 1 < ends.size();
+      const bool left = has_left && (!has_right || log_gap(c - 1) <= log_gap(c));
+      const std::size_t neighbour = left ? c - 1 : c + 1;
+      const double gap = left ? log_gap(c - 1) : log_gap(c);
+      if (gap >= std::max(std::log(1.5), 0.5 * log_range(neighbour))) {
+        ++c;
+        continue;
+      }
+      ends.erase(ends.begin() + static_cast<std::ptrdiff_t>(left ? c - 1 : c));  // join the two slices
+      c = left ? c - 1 : c;
+    }
+  }
+
+  // The clusters' fit against the sorted durations x[0..n) on 32 quantiles; knots instead when
+  // it is above `limit` and they fit better.
+  static void keep_knots_if_better(kernel_summary& k, const double* x, std::size_t n, double limit) {
+    constexpr std::size_t m = 32;
+    thread_local const stats::quantile_grid grid(m);
+    double exact[m], rebuilt[m], mean = 0;
+    for (std::size_t i = 0; i < m; ++i) exact[i] = stats::quantile_sorted(x, n, grid.u()[i]);
+    for (const auto& c : k.clusters) mean += c.sum;
+    mean /= static_cast<double>(n);
+    auto misfit = [&] {
+      stats::quantile_vector(k.distribution(), grid, rebuilt);
+      double w = 0;
+      for (std::size_t i = 0; i < m; ++i) w += std::abs(rebuilt[i] - exact[i]);
+      return w / static_cast<double>(m) / mean;
+    };
+    const double clusters = misfit();
+    if (!(clusters > limit)) return;
+    const std::size_t top = std::min(top_values_limit, n / 10), rest = n - top;
+    k.values.assign(x + rest, x + n);
+    for (double p : knot_probabilities) k.knots.push_back(stats::quantile_sorted(x, rest, p));
+    if (!(misfit() < clusters)) {
+      k.knots.clear();
+      k.values.clear();
+    }
   }
 
   double uniform01() noexcept {  // splitmix64 -> [0, 1)

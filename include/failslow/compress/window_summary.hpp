@@ -8,6 +8,20 @@
 //   compares across ranks (stats/lognormal.hpp rebuilds each key's distribution from it).
 //   Counts and totals are exact; cluster quantiles are exact on the retained samples (all of
 //   them up to the per-key cap, a uniform reservoir sample beyond it).
+//   Two finer forms stand beside the clusters where they describe a key poorly (the clusters
+//   are always there: the diagnosis reads their p50s and counts):
+//     values  the durations themselves, ascending (a key of at most compressor_config::
+//             exact_up_to launches): its distribution is exact.
+//     knots   for a key no cluster fit describes (flat or spread over decades): its largest
+//             durations exactly (in `values`, the top tenth up to top_values_limit: over
+//             decades they carry most of the mean) and the quantiles of the others at
+//             knot_probabilities (p = 0 and 1 are their min and max); between two knots the
+//             CDF rises linearly in ln x (a log-uniform piece, stats/lognormal.hpp).
+//   distribution() rebuilds the key from the finest form it has: values (point masses of
+//   weight 1/n), knots (log-uniform pieces of weight (n - top) / n, the top values 1/n each;
+//   n = sampled), else each cluster by stats::reconstruct_cluster
+//   (the shape that best predicts its stored statistics), weights n_c / n. Keys with values,
+//   knots or piecewise clusters are always truncated (their pieces mean nothing outside).
 // Complexity: value type; find() is O(log keys) (kernels are kept sorted by key).
 #pragma once
 
@@ -21,6 +35,14 @@
 
 namespace failslow::compress {
 
+/// The probabilities of a key's knots (kernel_summary::knots): min, tails dense, max.
+inline constexpr double knot_probabilities[] = {0,     0.002, 0.01, 0.025, 0.05, 0.1,   0.2,   0.3,
+                                                0.4,   0.5,   0.6,  0.7,   0.75, 0.8,   0.85,  0.9,
+                                                0.925, 0.95,  0.97, 0.98,  0.99, 0.995, 0.998, 1.0};
+inline constexpr std::size_t knot_count = sizeof(knot_probabilities) / sizeof(knot_probabilities[0]);
+/// At most this many largest durations kept exactly beside the knots.
+inline constexpr std::size_t top_values_limit = 16;
+
 /// One kernel key in one window.
 struct kernel_summary {
   name_id key = 0;
@@ -28,12 +50,42 @@ struct kernel_summary {
   double total_ns = 0;                           ///< sum of their durations (exact)
   std::uint64_t sampled = 0;                     ///< durations behind the clusters (<= count)
   std::vector<stats::cluster_summary> clusters;  ///< ascending, non-empty clusters only
+  std::vector<double> values;  ///< every duration, ascending (count <= exact_up_to); with knots the largest
+  std::vector<double> knots;   ///< quantiles at knot_probabilities (a poor cluster fit), else empty
 
-  /// The key's duration distribution as a lognormal mixture (weights n_c / n).
+  /// The key's duration distribution as a mixture (see the synopsis for the forms).
   stats::lognormal_mixture distribution(bool truncated = true) const {
-    stats::distribution_summary s;
-    s.clusters = clusters;
-    return stats::lognormal_mixture::from_summary(s, truncated);
+    std::vector<stats::lognormal_component> comps;
+    if (!values.empty() || knots.size() == knot_count) {
+      const double n = static_cast<double>(knots.empty() ? values.size() : std::max<std::uint64_t>(sampled, 1));
+      const double w = 1.0 / n;
+      if (knots.size() == knot_count) {
+        truncated = true;
+        const double rest = std::max(0.0, 1 - w * static_cast<double>(values.size()));
+        for (std::size_t i = 0; i + 1 < knot_count; ++i)
+          comps.push_back(stats::log_uniform_piece(knots[i], knots[i + 1],
+                                                   rest * (knot_probabilities[i + 1] - knot_probabilities[i])));
+      }
+      for (std::size_t i = 0; i < values.size();) {  // equal values: one point mass
+        std::size_t j = i + 1;
+        while (j < values.size() && values[j] == values[i]) ++j;
+        comps.push_back(stats::log_uniform_piece(values[i], values[i], w * static_cast<double>(j - i)));
+        i = j;
+      }
+      return stats::lognormal_mixture(std::move(comps), truncated);
+    }
+    double n = 0;
+    for (const auto& c : clusters) n += static_cast<double>(c.count);
+    for (const auto& c : clusters) {
+      if (!c.count) continue;
+      const auto parts = stats::reconstruct_cluster(c);
+      if (parts.size() > 1) truncated = true;
+      for (auto p : parts) {
+        p.weight *= static_cast<double>(c.count) / n;
+        comps.push_back(p);
+      }
+    }
+    return stats::lognormal_mixture(std::move(comps), truncated);
   }
 };
 

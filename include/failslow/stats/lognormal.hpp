@@ -131,6 +131,118 @@ inline lognormal_component reconstruct_lognormal(const cluster_summary& c) {
   return out;
 }
 
+/// Phi^-1(0.9).
+inline constexpr double z_090 = 1.28155156554460081161;
+
+/// A log-uniform piece on [lo, hi] (density proportional to 1 / x there) carrying `weight`: the
+/// CDF rises linearly in ln x. It is a lognormal truncated to [lo, hi] with mu at the middle and
+/// sigma = 1000 ln(hi / lo), so every mixture routine (and stats/quantile_grid.hpp) handles it
+/// as it is: its density in ln x is flat to 1.3e-7 of itself. It means that only in a
+/// truncated mixture. lo == hi (or lo <= 0 < hi taken as [hi 1e-6, hi]) degenerates gracefully:
+/// a point mass at hi when lo == hi.
+inline lognormal_component log_uniform_piece(double lo, double hi, double weight) {
+  lognormal_component out;
+  out.weight = weight;
+  if (!(hi > 0)) {  // nothing positive: a point mass at hi
+    out.point = hi;
+    out.mu = -std::numeric_limits<double>::infinity();
+    out.lo = out.hi = hi;
+    return out;
+  }
+  if (!(lo > 0)) lo = hi * 1e-6;
+  out.lo = lo;
+  out.hi = hi;
+  out.point = hi;
+  const double a = std::log(lo), b = std::log(hi);
+  if (!(b > a)) {
+    out.mu = b;
+    return out;  // sigma 0: a point mass at hi
+  }
+  out.mu = 0.5 * (a + b);
+  out.sigma = 1000 * (b - a);
+  return out;
+}
+
+/// How a cluster was rebuilt by reconstruct_cluster.
+enum class cluster_shape : std::uint8_t {
+  point,              ///< all its values equal (or count 1): a point mass at p50
+  lognormal_p99,      ///< lognormal, mu = ln p50, sigma from p99 (reconstruct_lognormal)
+  lognormal_p90,      ///< sigma from p90: (ln p90 - ln p50) / z_0.9
+  lognormal_fit,      ///< sigma by least squares on p90 and p99 in z: sum z ln(q/p50) / sum z^2
+  lognormal_moments,  ///< sigma from the coefficient of variation, sqrt(ln(1 + var / mean^2))
+  piecewise,          ///< log-uniform pieces through (0, min), (.5, p50), (.9, p90), (.99, p99), (1, max)
+};
+
+/// The reconstruction of one cluster from everything it stores (count, min, max, mean,
+/// variance, p50, p90, p99), chosen among the shapes of cluster_shape by which predicts the
+/// stored statistics best: a lognormal candidate (mu = ln p50) scores
+///     (|p90' - p90| + |p99' - p99| + |mean' - mean| + |sd' - sd|) / mean,
+/// the piecewise CDF (which meets p50, p90 and p99 by construction) |mean' - mean| + |sd' - sd|
+/// over mean, primes for the candidate's values (closed forms: exp(mu + sigma z),
+/// exp(mu + sigma^2 / 2), mean sqrt(exp(sigma^2) - 1); the pieces' (b - a) / ln(b / a) and
+/// (b^2 - a^2) / (2 ln(b / a))). Ties keep the first in the order above. The components are
+/// truncated to [min, max] and weigh 1 in all (scale them); they mean the cluster only in a
+/// truncated mixture. Measured on the battery of tests/test_summary_fidelity.cpp (W1 / mean):
+/// see bench/README.md. Complexity O(1). Errors: an empty cluster throws invalid_argument.
+inline std::vector<lognormal_component> reconstruct_cluster(const cluster_summary& c, cluster_shape* chosen = nullptr) {
+  const lognormal_component base = reconstruct_lognormal(c);  // validates; point mass or p99 fit
+  auto pick = [&](cluster_shape s) {
+    if (chosen) *chosen = s;
+  };
+  if (base.is_point_mass() || !(c.min > 0) || !(c.max > c.min) || c.count < 2) {
+    pick(base.is_point_mass() ? cluster_shape::point : cluster_shape::lognormal_p99);
+    return {base};
+  }
+  const double mean = c.mean > 0 ? c.mean : c.p50, sd = std::sqrt(std::max(0.0, c.variance));
+  const double l90 = c.p90 > c.p50 ? std::log(c.p90 / c.p50) : 0.0, l99 = std::log(c.p99 / c.p50);
+  const double sigmas[] = {base.sigma, l90 / z_090, (z_090 * l90 + z_099 * l99) / (z_090 * z_090 + z_099 * z_099),
+                           c.mean > 0 ? std::sqrt(std::log1p(c.variance / (c.mean * c.mean))) : 0.0};
+  const cluster_shape shapes[] = {cluster_shape::lognormal_p99, cluster_shape::lognormal_p90,
+                                  cluster_shape::lognormal_fit, cluster_shape::lognormal_moments};
+  double best = std::numeric_limits<double>::infinity();
+  lognormal_component out = base;
+  for (int i = 0; i < 4; ++i) {
+    const double s = sigmas[i];
+    if (!(s > 0) || !std::isfinite(s)) continue;
+    const double m = std::exp(base.mu + 0.5 * s * s);
+    const double score =
+        (std::abs(std::exp(base.mu + s * z_090) - c.p90) + std::abs(std::exp(base.mu + s * z_099) - c.p99) +
+         std::abs(m - mean) + std::abs(m * std::sqrt(std::expm1(s * s)) - sd)) /
+        mean;
+    if (score < best) {
+      best = score;
+      out.sigma = s;
+      pick(shapes[i]);
+    }
+  }
+  // The piecewise CDF through the stored quantiles.
+  const double xs[] = {c.min, std::clamp(c.p50, c.min, c.max), std::clamp(c.p90, c.min, c.max),
+                       std::clamp(c.p99, c.min, c.max), c.max};
+  const double ps[] = {0, 0.5, 0.9, 0.99, 1};
+  double m1 = 0, m2 = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double a = xs[i], b = xs[i + 1], w = ps[i + 1] - ps[i];
+    if (b > a) {
+      const double l = std::log(b / a);
+      m1 += w * (b - a) / l;
+      m2 += w * (b * b - a * a) / (2 * l);
+    } else {
+      m1 += w * a;
+      m2 += w * a * a;
+    }
+  }
+  const double pw_sd = std::sqrt(std::max(0.0, m2 - m1 * m1) * static_cast<double>(c.count) /
+                                 static_cast<double>(c.count - 1));  // as the stored (ddof 1) sd
+  if ((std::abs(m1 - mean) + std::abs(pw_sd - sd)) / mean < best) {
+    pick(cluster_shape::piecewise);
+    std::vector<lognormal_component> pieces;
+    for (int i = 0; i < 4; ++i)
+      if (ps[i + 1] > ps[i]) pieces.push_back(log_uniform_piece(xs[i], xs[i + 1], ps[i + 1] - ps[i]));
+    return pieces;
+  }
+  return {out};
+}
+
 class lognormal_mixture {
  public:
   lognormal_mixture() = default;
