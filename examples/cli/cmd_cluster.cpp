@@ -1,5 +1,8 @@
 // failslow cluster FILE: KDE valley clustering of a duration data set, with cluster summaries
 // and their lognormal reconstruction, as JSON.
+#include <algorithm>
+#include <cmath>
+#include <failslow/io/value_reader.hpp>
 #include <failslow/stats/lognormal.hpp>
 #include <failslow/stats/summary.hpp>
 #include <failslow/stats/valleys.hpp>
@@ -9,14 +12,13 @@
 #include <string>
 
 #include "commands.hpp"
-#include "value_file.hpp"
 
 namespace failslow_cli {
 namespace {
 
 struct cluster_options {
   std::string file;
-  std::optional<std::string> column;
+  failslow::io::value_read_options input;  // --column, --allow-nonfinite
   bool linear = false;
   std::string bandwidth = "rule_of_thumb";
   std::size_t grid = 1024;
@@ -31,7 +33,17 @@ nlohmann::json summary_json(const failslow::stats::cluster_summary& c) {
 
 void run(const cluster_options& o) {
   namespace st = failslow::stats;
-  const auto data = read_value_file(o.file, o.column);
+  // On the log scale the values are durations: a negative one is an error at its line; zeros
+  // (zero-length events) have no logarithm and are counted in skipped.nonpositive.
+  auto input = o.input;
+  input.nonnegative = !o.linear;
+  const auto data = failslow::io::read_values_file(o.file, input);
+  const auto usable_count = static_cast<std::size_t>(std::count_if(
+      data.values.begin(), data.values.end(), [&](double v) { return std::isfinite(v) && (o.linear || v > 0); }));
+  if (usable_count == 0)
+    throw failslow::invalid_argument(
+        o.file + ": none of the " + std::to_string(data.values.size()) + " values is " +
+        (o.linear ? "finite" : "a positive finite duration (--linear clusters any finite value)"));
   st::valley_options opt;
   opt.kde.scale = o.linear ? st::kde_scale::linear : st::kde_scale::log;
   opt.kde.bandwidth = st::parse_bandwidth(o.bandwidth);
@@ -40,6 +52,7 @@ void run(const cluster_options& o) {
   opt.min_fraction = o.min_fraction;
   const st::valley_clustering c = st::find_valleys(data.values, opt);
   std::vector<double> usable;
+  usable.reserve(usable_count);
   for (double v : data.values)
     if (std::isfinite(v) && (o.linear || v > 0)) usable.push_back(v);
   const st::distribution_summary s = st::summarize(usable.begin(), usable.end(), c.boundaries);
@@ -77,7 +90,8 @@ void add_cluster_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("cluster", "KDE valley clustering of durations (one per line, or a CSV column); JSON");
   cmd->add_option("file", o->file, "data file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--column", o->column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_option("--column", o->input.column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_flag("--allow-nonfinite", o->input.allow_nonfinite, "read inf and nan as values instead of rejecting them");
   cmd->add_flag("--linear", o->linear, "cluster the values themselves, not their logarithms");
   cmd->add_option("--bandwidth", o->bandwidth, "rule_of_thumb, robust_rule_of_thumb, scott, silverman, isj, or a value")
       ->capture_default_str();

@@ -20,6 +20,7 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/trace_windows.hpp>
+#include <failslow/io/output_file.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
 #include <filesystem>
@@ -259,11 +260,8 @@ fidelity_figures check_and_measure(const compressed_share& share, const std::str
   return f;
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!f) throw invalid_argument("compress: cannot write '" + path + "'");
-}
+// Through a temporary name and a rename (io/output_file.hpp): a failed run leaves no partial file.
+void write_file(const std::string& path, const std::string& bytes) { io::write_file_atomically(path, bytes); }
 
 // What the output reports about the run with --mpi (absent without).
 struct mpi_figures {

@@ -5,6 +5,7 @@
 #include <failslow/detect/ewma.hpp>
 #include <failslow/detect/pelt.hpp>
 #include <failslow/detect/ratio_gate.hpp>
+#include <failslow/io/value_reader.hpp>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,14 +13,13 @@
 #include <string>
 
 #include "commands.hpp"
-#include "value_file.hpp"
 
 namespace failslow_cli {
 namespace {
 
 struct detect_options {
   std::string file;
-  std::optional<std::string> column;
+  failslow::io::value_read_options input;  // --column, --allow-nonfinite
   std::size_t window = 20;
   double open = 1.2, close = 1.1;
   std::string model = "mean";
@@ -30,7 +30,7 @@ struct detect_options {
 
 void run(const detect_options& o) {
   namespace fd = failslow::detect;
-  const auto series = read_value_file(o.file, o.column).values;
+  const auto series = failslow::io::read_values_file(o.file, o.input).values;
   nlohmann::json out;
   out["file"] = o.file;
   out["values"] = series.size();
@@ -107,7 +107,8 @@ void add_detect_command(CLI::App& app) {
   cmd->add_option("file", o->file, "data file (one value per line, or a CSV column)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--column", o->column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_option("--column", o->input.column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_flag("--allow-nonfinite", o->input.allow_nonfinite, "read inf and nan as values instead of rejecting them");
   cmd->add_option("--window", o->window, "ratio gate: baseline window (previous values)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();

@@ -21,6 +21,7 @@
 #include <failslow/io/analyzer_context.hpp>
 #include <failslow/io/diagnosis_figures.hpp>
 #include <failslow/io/html_report.hpp>
+#include <failslow/io/output_file.hpp>
 #include <failslow/io/perfetto_trace.hpp>
 #include <failslow/io/prometheus.hpp>
 #include <failslow/io/report_json.hpp>
@@ -56,12 +57,8 @@ struct diagnose_cli_options {
   std::string model_type = "not stated";
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw failslow::invalid_argument("diagnose: cannot write '" + path + "'");
-  f << text;
-  if (!f) throw failslow::invalid_argument("diagnose: writing '" + path + "' failed");
-}
+// Every file through a temporary name and a rename: a failed run leaves no half-written file.
+void write_file(const std::string& path, const std::string& text) { failslow::io::write_file_atomically(path, text); }
 
 // The figures into --svg DIR and the page into --html FILE; the report refers to both.
 void write_figures(const diagnose_cli_options& o, const failslow::diagnose::loaded_job& job, failslow::report& rep) {
@@ -153,10 +150,7 @@ void run(const diagnose_cli_options& o) {
     std::cout << text;
     return;
   }
-  std::ofstream f(o.out, std::ios::binary);
-  if (!f) throw failslow::invalid_argument("diagnose: cannot write '" + o.out + "'");
-  f << text;
-  if (!f) throw failslow::invalid_argument("diagnose: writing '" + o.out + "' failed");
+  write_file(o.out, text);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <exception>
 #include <failslow/compress/codec.hpp>
+#include <failslow/io/output_file.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
 #include <failslow/sim/summaries.hpp>
@@ -43,14 +44,14 @@ struct simulate_options {
   unsigned threads = 0;
 };
 
-void write_plain(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!f) throw failslow::invalid_argument("cannot write '" + path + "'");
-}
+// Every file through a temporary name and a rename (io/output_file.hpp): a failed run leaves no
+// half-written trace behind.
+void write_plain(const std::string& path, const std::string& text) { failslow::io::write_file_atomically(path, text); }
 
 void write_gzip(const std::string& path, const std::string& text) {
-  gzFile f = gzopen(path.c_str(), "wb6");
+  failslow::io::output_file out(path);
+  out.close_stream();  // zlib writes the temporary itself
+  gzFile f = gzopen(out.temp_path().c_str(), "wb6");
   if (!f) throw failslow::invalid_argument("cannot write '" + path + "'");
   std::size_t done = 0;
   bool ok = true;
@@ -61,6 +62,7 @@ void write_gzip(const std::string& path, const std::string& text) {
   }
   ok = gzclose(f) == Z_OK && ok;
   if (!ok) throw failslow::invalid_argument("cannot write '" + path + "' (gzip)");
+  out.commit();
 }
 
 void print_job(const failslow::sim::truth& t, int steps) {
@@ -81,15 +83,13 @@ void run_summaries(const simulate_options& o, failslow::sim::scenario sc) {
   const fs::path dir = o.out.empty() ? fsum.parent_path() : fs::path(o.out);
   if (fsum.has_parent_path()) fs::create_directories(fsum.parent_path());
   if (!dir.empty()) fs::create_directories(dir);
-  std::ofstream file(fsum, std::ios::binary | std::ios::trunc);
-  if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+  failslow::io::output_file file(o.summaries);
   failslow::compress::summary_encoder encoder(
       [](failslow::name_id id) { return std::string(failslow::sim::kernel_key_name(id)); });
   std::string buffer = encoder.header();
   std::uint64_t bytes = 0;
   auto flush = [&] {
-    file.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+    file.write(buffer);
     bytes += buffer.size();
     buffer.clear();
   };
@@ -98,8 +98,7 @@ void run_summaries(const simulate_options& o, failslow::sim::scenario sc) {
     if (buffer.size() >= (std::size_t{1} << 20)) flush();
   });
   flush();
-  file.close();
-  if (!file) throw failslow::invalid_argument("cannot write '" + o.summaries + "'");
+  file.commit();
   const auto t1 = std::chrono::steady_clock::now();
   write_plain((dir / "truth.json").string(), truth_to_json(result.truth).dump(2) + "\n");
   const auto t2 = std::chrono::steady_clock::now();
@@ -190,16 +189,21 @@ void add_simulate_command(CLI::App& app) {
       "--summaries, per-rank window summaries) + truth.json");
   cmd->add_option("--scenario", o->scenario, "scenario (default compute-straggler; --list shows all)");
   cmd->add_flag("--list", o->list, "list the scenarios and exit");
-  cmd->add_option("--tp", o->cfg.sizes.tp, "tensor-parallel size (default 2)");
-  cmd->add_option("--pp", o->cfg.sizes.pp, "pipeline stages (default 4)");
-  cmd->add_option("--dp", o->cfg.sizes.dp, "data-parallel size (default 8)");
-  cmd->add_option("--cp", o->cfg.sizes.cp, "context-parallel size (default 1)");
-  cmd->add_option("--ep", o->cfg.sizes.ep, "expert-parallel size (default 1)");
+  // Bounds: a size or count outside them is a typing slip (exit 2 at once), not a job to
+  // simulate for hours; 16,384 ranks (--summaries) is the largest measured.
+  const auto size = CLI::Range(1, 65536);
+  cmd->add_option("--tp", o->cfg.sizes.tp, "tensor-parallel size (default 2)")->check(size);
+  cmd->add_option("--pp", o->cfg.sizes.pp, "pipeline stages (default 4)")->check(size);
+  cmd->add_option("--dp", o->cfg.sizes.dp, "data-parallel size (default 8)")->check(size);
+  cmd->add_option("--cp", o->cfg.sizes.cp, "context-parallel size (default 1)")->check(size);
+  cmd->add_option("--ep", o->cfg.sizes.ep, "expert-parallel size (default 1)")->check(size);
   cmd->add_option("--order", o->cfg.order, "Megatron rank order (default tp-cp-ep-dp-pp)");
-  cmd->add_option("--steps", o->cfg.steps, "profiled steps (default 30)");
+  cmd->add_option("--steps", o->cfg.steps, "profiled steps (default 30)")->check(CLI::Range(1, 100000));
   cmd->add_option("--first-step", o->cfg.first_step, "number of the first ProfilerStep (default 100)");
-  cmd->add_option("--microbatches", o->cfg.microbatches, "micro-batches per step (default 4)");
-  cmd->add_option("--layers", o->cfg.layers_per_stage, "transformer layers per pipeline stage (default 2)");
+  cmd->add_option("--microbatches", o->cfg.microbatches, "micro-batches per step (default 4)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--layers", o->cfg.layers_per_stage, "transformer layers per pipeline stage (default 2)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
   cmd->add_option("--seed", o->cfg.seed, "random seed (default 1)");
   cmd->add_option("--onset", o->sopt.onset, "step index (0-based) where faults begin (default steps/3)");

@@ -52,11 +52,11 @@ void run(const topology_options& o) {
 void add_topology_command(CLI::App& app) {
   auto opts = std::make_shared<topology_options>();
   CLI::App* cmd = app.add_subcommand("topology", "Coordinates and groups of the ranks of a job (JSON)");
-  cmd->add_option("--tp", opts->sizes.tp, "tensor-parallel size")->check(CLI::PositiveNumber);
-  cmd->add_option("--cp", opts->sizes.cp, "context-parallel size")->check(CLI::PositiveNumber);
-  cmd->add_option("--ep", opts->sizes.ep, "expert-parallel size")->check(CLI::PositiveNumber);
-  cmd->add_option("--dp", opts->sizes.dp, "data-parallel size")->check(CLI::PositiveNumber);
-  cmd->add_option("--pp", opts->sizes.pp, "pipeline-parallel size")->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", opts->sizes.tp, "tensor-parallel size")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--cp", opts->sizes.cp, "context-parallel size")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ep", opts->sizes.ep, "expert-parallel size")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--dp", opts->sizes.dp, "data-parallel size")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--pp", opts->sizes.pp, "pipeline-parallel size")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--order", opts->order, "rank order, fastest first")->capture_default_str();
   cmd->add_option("--world-size", opts->world_size, "check that the sizes multiply to this");
   cmd->add_option("--rank", opts->rank, "show one rank with its group members");

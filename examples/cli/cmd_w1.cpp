@@ -1,5 +1,6 @@
 // failslow w1 FILE_A FILE_B | failslow w1 --matrix FILE...: exact Wasserstein-1 distances
 // between duration data sets, as JSON.
+#include <failslow/io/value_reader.hpp>
 #include <failslow/stats/w1_matrix.hpp>
 #include <failslow/stats/wasserstein.hpp>
 #include <iostream>
@@ -9,14 +10,13 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "value_file.hpp"
 
 namespace failslow_cli {
 namespace {
 
 struct w1_options {
   std::vector<std::string> files;
-  std::optional<std::string> column;
+  failslow::io::value_read_options input;  // --column, --allow-nonfinite
   bool matrix = false;
   unsigned threads = 1;
 };
@@ -24,7 +24,7 @@ struct w1_options {
 void run(const w1_options& o) {
   namespace st = failslow::stats;
   std::vector<std::vector<double>> sets;
-  for (const auto& f : o.files) sets.push_back(read_value_file(f, o.column).values);
+  for (const auto& f : o.files) sets.push_back(failslow::io::read_values_file(f, o.input).values);
   nlohmann::json out;
   out["files"] = o.files;
   if (!o.matrix) {
@@ -51,7 +51,8 @@ void add_w1_command(CLI::App& app) {
   cmd->add_option("files", o->files, "data files (one value per line, or a CSV column)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--column", o->column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_option("--column", o->input.column, "CSV/TSV column (header name or 0-based index)");
+  cmd->add_flag("--allow-nonfinite", o->input.allow_nonfinite, "read inf and nan as values instead of rejecting them");
   cmd->add_flag("--matrix", o->matrix, "the N x N matrix of all files");
   cmd->add_option("--threads", o->threads, "threads for the matrix")
       ->check(CLI::Range(1u, 1024u))

@@ -5,6 +5,7 @@
 
 #include <failslow/core/error.hpp>
 #include <failslow/core/report.hpp>
+#include <failslow/io/detail/file_bytes.hpp>
 #include <failslow/sim/score.hpp>
 #include <failslow/sim/truth.hpp>
 #include <fstream>
@@ -168,13 +169,14 @@ inline failslow::report report_from_json(const nlohmann::ordered_json& j) {
 
 /// Reads a JSON file as a `Json` (nlohmann::json, or ordered_json to keep the keys' order);
 /// errors (missing file, bad JSON, wrong shape in `convert`) become failslow errors naming the
-/// file.
+/// file. Read in one block (io/detail/file_bytes.hpp: a missing file or a folder is an error
+/// naming it; gzip data is decompressed).
 template <class Json = nlohmann::json, class F>
 auto read_json_file(const std::string& path, F convert) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw failslow::invalid_argument("cannot open '" + path + "'");
+  const auto bytes = failslow::io::detail::file_bytes::open(path);
   try {
-    const auto j = Json::parse(in);
+    const auto text = bytes.view();
+    const auto j = Json::parse(text.begin(), text.end());
     return convert(j);
   } catch (const nlohmann::json::exception& e) {
     throw failslow::invalid_argument(path + ": " + e.what());

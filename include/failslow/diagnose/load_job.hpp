@@ -17,7 +17,8 @@
 // Complexity: that of reading and of job_model_builder.
 // Errors: invalid_argument for paths that do not exist, a mix of .fsum and trace files, a rank
 //   outside a given layout, or a layout that does not fit (topology's own errors); parse_error
-//   for a .fsum file without its header; everything else that goes wrong in a file is a note.
+//   for a .fsum file without its header; everything else that goes wrong in a file is a note,
+//   unless no trace file can be read at all (then the first one's error is thrown).
 #pragma once
 
 #include <algorithm>
@@ -114,6 +115,13 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     to.progress = options.progress;
     to.assume_missing_ranks = true;  // a trace of unknown rank takes a free one, and a note says so
     auto set = trace::load_trace_set(paths, to);
+    if (set.traces.empty() && !set.unreadable_files.empty()) {  // no job to diagnose: the first file's error
+      const auto& [path, why] = set.unreadable_files.front();
+      throw invalid_argument((why.rfind(path, 0) == 0 ? why : path + ": " + why) +
+                             (set.unreadable_files.size() > 1
+                                  ? " (and " + std::to_string(set.unreadable_files.size() - 1) + " more unreadable)"
+                                  : std::string()));
+    }
     std::vector<io::distributed_info> infos;
     for (const auto& t : set.traces)
       if (t.data.distributed) infos.push_back(*t.data.distributed);
