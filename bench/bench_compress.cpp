@@ -1,7 +1,9 @@
 // Window compressor and summary codec on simulated LLM training steps (30,000 kernels of 300
 // kernel keys per step and rank): throughput of add + window close against the naive peer
 // (appending 32-byte raw records), and the compression ratio and fidelity of the encoded
-// summaries against the Kineto JSON text and 32-byte records of the same events.
+// summaries against the Kineto JSON text and 32-byte records of the same events, with and
+// without the codec's zstd stage; and the size and fidelity per shape of the summaries'
+// battery (tests/summary_battery.hpp: rare tails, keys over decades, small counts, ...).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "../tests/summary_battery.hpp"
 
 namespace {
 
@@ -162,6 +166,11 @@ BENCHMARK(BM_naive_raw_records)->Unit(benchmark::kMillisecond);
 // Not a timing: the compression ratio and fidelity, reported as counters.
 void BM_compression_ratio_and_fidelity(benchmark::State& state) {
   const auto interval = static_cast<unsigned>(state.range(0));
+  const auto zstd_level = static_cast<int>(state.range(1));
+  if (zstd_level > 0 && !failslow::compress::zstd_available) {
+    state.SkipWithError("built without zstd (failslow::zstd)");
+    return;
+  }
   std::mt19937_64 rng(2);
   const auto ks = llm_kernels(rng);
   failslow::name_table names;
@@ -185,9 +194,11 @@ void BM_compression_ratio_and_fidelity(benchmark::State& state) {
     if (s == steps - 1) {  // fidelity of the last window, through encode + decode
       failslow::compress::codec_options opt;
       opt.key_frame_interval = interval;
+      opt.zstd_level = zstd_level;
       failslow::compress::summary_encoder enc([&](failslow::name_id id) { return std::string(names.name(id)); }, opt);
       std::string bytes = enc.header();
       for (const auto& w : windows) enc.encode(w, bytes);
+      enc.flush(bytes);
       const auto dec = failslow::compress::decode_summaries(bytes);
       for (const auto& k : dec.windows.back().kernels)
         rel_w1.push_back(failslow::compress::relative_w1(k, exact[k.key]));
@@ -202,7 +213,42 @@ void BM_compression_ratio_and_fidelity(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_compression_ratio_and_fidelity)->Arg(1)->Arg(16)->Arg(64)->Iterations(1);
+BENCHMARK(BM_compression_ratio_and_fidelity)
+    ->ArgNames({"key_frame", "zstd"})
+    ->Args({1, 0})
+    ->Args({16, 0})
+    ->Args({64, 0})
+    ->Args({16, 3})
+    ->Args({64, 3})
+    ->Args({64, 19})
+    ->Iterations(1);
+
+// Not a timing: bytes and W1 / mean per shape of the summaries' battery (5 seeds x 16 windows
+// x 4 keys of one shape), as the size vs fidelity table of bench/README.md.
+void BM_battery_size_and_fidelity(benchmark::State& state) {
+  const auto s = battery::all_shapes[state.range(0)];
+  failslow::compress::codec_options co;
+  co.zstd_level = failslow::compress::zstd_available ? static_cast<int>(state.range(1)) : 0;
+  std::vector<double> w1;
+  std::size_t bytes = 0, keys = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto r = battery::run(seed, 16, 4, {}, co, {s});
+    bytes += r.bytes;
+    keys += r.keys.size();
+    for (const auto& k : r.keys) w1.push_back(k.w1);
+  }
+  std::sort(w1.begin(), w1.end());
+  for (auto _ : state) benchmark::DoNotOptimize(bytes);
+  state.SetLabel(battery::shape_name(s));
+  state.counters["bytes_per_key_window"] = static_cast<double>(bytes) / static_cast<double>(keys);
+  state.counters["w1_rel_median_pct"] = 100 * w1[w1.size() / 2];
+  state.counters["w1_rel_p95_pct"] = 100 * w1[w1.size() * 95 / 100];
+  state.counters["w1_rel_max_pct"] = 100 * w1.back();
+}
+BENCHMARK(BM_battery_size_and_fidelity)
+    ->ArgNames({"shape", "zstd"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 3}})
+    ->Iterations(1);
 
 }  // namespace
 
