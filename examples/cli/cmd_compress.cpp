@@ -1,4 +1,4 @@
-// failslow compress TRACE...|DIR -o FILE.fsum [--key-frame K] [--precision BITS] [--cap N]
+// failslow compress TRACE...|DIR -o FILE.fsum [--key-frame K] [--precision BITS] [--zstd LEVEL] [--cap N]
 //   [--window-ms X] [--no-steps] [--fidelity | --no-fidelity] [--fidelity-pairs N] [--json]:
 // the GPU activities of each rank's trace become one window summary per ProfilerStep
 // (compress/trace_windows.hpp), encoded as .fsum (compress/codec.hpp). Prints what went in and
@@ -56,6 +56,7 @@ struct compress_options {
   bool fidelity_all = false;
   bool no_fidelity = false;
   std::size_t fidelity_pairs = 400;
+  int zstd_level = failslow::compress::zstd_available ? 3 : 0;  // the codec's entropy stage
   bool mpi = false;
 };
 
@@ -163,6 +164,7 @@ compress::codec_options codec_options_of(const compress_options& o) {
   compress::codec_options co;
   co.key_frame_interval = o.key_frame;
   co.precision_bits = o.precision;
+  co.zstd_level = o.zstd_level;
   return co;
 }
 
@@ -170,6 +172,7 @@ std::string encode_share(const compressed_share& share, const compress::codec_op
   compress::summary_encoder encoder([&](name_id id) { return std::string(share.set.names.name(id)); }, co);
   std::string bytes = encoder.header();
   for (const auto& s : share.stream) encoder.encode(*s.w, bytes);
+  encoder.flush(bytes);  // the last zstd group
   return bytes;
 }
 
@@ -316,7 +319,9 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
     j["fidelity"]["w1_rel_median"] = quantile_of_sorted(rel_w1, 0.5);
     j["fidelity"]["w1_rel_p95"] = quantile_of_sorted(rel_w1, 0.95);
   }
-  j["codec"] = {{"precision_bits", co.precision_bits}, {"key_frame_interval", co.key_frame_interval}};
+  j["codec"] = {{"precision_bits", co.precision_bits},
+                {"key_frame_interval", co.key_frame_interval},
+                {"zstd_level", co.zstd_level}};
   if (mpi)
     j["mpi"] = {{"processes", mpi->processes},
                 {"nodes", mpi->nodes},
@@ -499,6 +504,7 @@ void run(const compress_options& o) {
 
   collect::mpi_collector_options co;
   co.codec = codec_options_of(o);
+  co.codec.zstd_level = 0;  // the collector re-encodes without flush(): no zstd groups there
   co.diagnose = false;
   co.merged_fsum = true;
   collect::mpi_collector collector(MPI_COMM_WORLD, co);
@@ -601,6 +607,8 @@ void add_compress_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->out, "the .fsum file to write")->required();
   cmd->add_option("--key-frame", opts->key_frame, "a self-contained window every K windows per rank (default 16)");
   cmd->add_option("--precision", opts->precision, "log-quantisation bits, relative error 2^-(bits+1) (default 7)");
+  cmd->add_option("--zstd", opts->zstd_level,
+                  "zstd level of the .fsum entropy stage, 0 for none (default 3 where built with zstd, else 0)");
   cmd->add_option("--cap", opts->cap, "durations kept per key and window before reservoir sampling (default 4096)");
   cmd->add_option("--window-ms", opts->window_ms, "time-bounded windows when the traces have no steps (0: one window)");
   cmd->add_flag("--no-steps", opts->no_steps, "ignore ProfilerStep annotations; use --window-ms windows");
