@@ -26,7 +26,8 @@ def cli():
 
 def pytest_sessionfinish(session, exitstatus):
     code = os.environ.get("FAILSLOW_SKIP_CODE")
-    if not code or exitstatus != 0 or session.testscollected == 0:
+    # 5: nothing collected, as when a module skipped itself at import (pytest.importorskip)
+    if not code or exitstatus not in (0, 5):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:

@@ -314,8 +314,13 @@ def test_compressor_windows_and_fsum_roundtrip():
         assert gemm["count"] == len(d) and gemm["total_ns"] == pytest.approx(d.sum(), rel=1e-12)
         assert len(gemm["clusters"]) == 2
         assert w["skipped"]["invalid_duration"] == 1
+    with pytest.raises(ValueError, match="was not given by key"):
+        comp.add(99, 0, 10)
+    gemm_key = comp.key("gemm")
+    assert comp.add_events(np.array([gemm_key], dtype=np.uint32), np.array([0]), np.array([20_000])) == 1
+    comp.close_window()
     decoded = failslow.decode_fsum(comp.fsum())
-    assert decoded["damaged"] == [] and len(decoded["windows"]) == 4
+    assert decoded["damaged"] == [] and len(decoded["windows"]) == 5
     assert sorted(decoded["names"].values()) == ["gemm", "nccl_allreduce"]
     for a, b in zip(comp.windows, decoded["windows"]):
         ga = next(k for k in a["kernels"] if k["name"] == "gemm")
@@ -420,3 +425,31 @@ def test_the_gil_is_released_while_computing():
     finally:
         sys.setswitchinterval(old)
     assert state["a_running_when_b_started"] is True
+
+
+def test_kineto_traces_of_a_simulated_job(cli, tmp_path):
+    """The Kineto form (what torch.profiler writes with Kineto, GPU kernels and NCCL collectives,
+    distributedInfo): traces the tool's simulator writes, read and diagnosed from Python as the
+    tool does, and the same job compressed in Python diagnoses from its .fsum bytes."""
+    out = tmp_path / "sim"
+    subprocess.run([cli, "simulate", "--tp", "2", "--pp", "2", "--dp", "4", "--steps", "12", "--seed", "2",
+                    "--fault-rank", "5", "--out", str(out)], check=True, capture_output=True)
+    traces = failslow.read_traces(str(out), threads=2)
+    assert [t.rank for t in traces] == list(range(16))
+    kernel = failslow.event_kinds.index("kernel")
+    for t in traces:
+        assert t.rank_from == "distributedInfo" and t.distributed["world_size"] == 16
+        assert t.stats["accounted"] and np.any(t.events["kind"] == kernel)
+    tool = json.loads(subprocess.run([cli, "diagnose", str(out), "--format", "json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    ours = failslow.diagnose(str(out))
+    assert ours == tool
+    assert any(f["level"] == "L2" and f["ranks"] == [5] for f in ours["findings"]), [f["summary"] for f in
+                                                                                       ours["findings"]]
+    shares = [failslow.summarize_rank(os.path.join(out, f), -1) for f in sorted(os.listdir(out))
+              if f.endswith(".json") and f != "truth.json"]
+    assert all(s["breakdown"]["device_events"] > 0 and not s["breakdown"]["from_host"] for s in shares)
+    from_fsum = failslow.diagnose([s["fsum"] for s in shares], topology="tp=2,pp=2,dp=4")
+    assert any(f["level"] == "L2" and f["ranks"] == [5] for f in from_fsum["findings"])
+    from_shares = failslow.diagnose(shares, topology="tp=2,pp=2,dp=4")
+    assert any(f["level"] == "L2" and f["ranks"] == [5] for f in from_shares["findings"])

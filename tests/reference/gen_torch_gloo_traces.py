@@ -69,7 +69,8 @@ def worker(rank, job, port, outdir, hooks=None):
     """One rank of the job. hooks: None (export the plain trace into outdir, as the committed
     files), or the name of a module with trace_handler(rank, outdir), the profiler's
     on_trace_ready, and after_profile(rank, outdir), called by every rank after the profiled
-    steps (tests/python/torch_job_hooks.py: failslow.torch's handler and gather_and_diagnose)."""
+    steps; its STEPS, SLOW_FROM and EXTRA_MATMULS, where it has them, replace this module's
+    (tests/python/torch_job_hooks.py: failslow.torch's handler and gather_and_diagnose)."""
     import importlib
 
     import torch
@@ -90,11 +91,16 @@ def worker(rank, job, port, outdir, hooks=None):
     y = torch.randn(32, 256, generator=gen)
     extra = torch.randn(256, 512, generator=gen)
 
+    hook = importlib.import_module(hooks) if hooks else None
+    steps = getattr(hook, "STEPS", STEPS)
+    slow_from = getattr(hook, "SLOW_FROM", SLOW_FROM)
+    extra_matmuls = getattr(hook, "EXTRA_MATMULS", EXTRA_MATMULS)
+
     def step(i, slow):
         with record_function("forward"):
             out = model(x)
             if slow:
-                for _ in range(EXTRA_MATMULS):
+                for _ in range(extra_matmuls):
                     torch.mm(x, extra)
             loss = torch.nn.functional.mse_loss(out, y)
         with record_function("backward"):
@@ -113,11 +119,10 @@ def worker(rank, job, port, outdir, hooks=None):
     # ProfilerStep#N is recorded only with a schedule; torch 1.13 keeps the warmup step (#0) and
     # drops the last active one (its range closes after the profiler stopped): STEPS + 1
     # iterations give ProfilerStep#0 .. #STEPS-1.
-    hook = importlib.import_module(hooks) if hooks else None
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=STEPS, repeat=1),
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
                  on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
-        for i in range(STEPS + 1):
-            step(i, job == "straggler" and rank == SLOW_RANK and i >= SLOW_FROM)
+        for i in range(steps + 1):
+            step(i, job == "straggler" and rank == SLOW_RANK and i >= slow_from)
             prof.step()
     dist.barrier()
     if hook:

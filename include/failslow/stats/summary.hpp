@@ -11,7 +11,8 @@
 //     summarize_clusters(first, last, opt) find_valleys + summarize in one call
 //   The summary is what the window compressor keeps per kernel; lognormal.hpp rebuilds a CDF
 //   from it.
-// Complexity: O(n log n) (one sort). Memory: one copy of the values.
+// Complexity: one sort: O(n) for non-negative values (durations: a radix sort,
+//   stats/detail/radix_sort.hpp), else O(n log n). Memory: two copies of the values.
 // Accuracy: exact (order statistics and pooled moments).
 // Errors: no usable value throws failslow::invalid_argument; NaN/Inf (and values <= 0 in
 //   log-scale clustering) are skipped and counted.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/radix_sort.hpp"
 #include "failslow/stats/valleys.hpp"
 
 namespace failslow::stats {
@@ -94,12 +96,13 @@ distribution_summary summarize(It first, It last, const std::vector<double>& bou
   for (; first != last; ++first) {
     const auto x = static_cast<double>(*first);
     if (std::isfinite(x))
-      v.push_back(x);
+      v.push_back(x == 0 ? 0.0 : x);  // -0.0 as 0.0: the radix sort orders by bits
     else
       ++out.skipped;
   }
   if (v.empty()) throw invalid_argument("summarize: no finite value");
-  std::sort(v.begin(), v.end());
+  std::vector<double> scratch;
+  detail::sort_nonnegative(v.data(), v.size(), scratch);  // std::sort when a value is negative
   out.overall = summarize_sorted(v.data(), v.size());
   std::size_t begin = 0;
   for (std::size_t c = 0; c <= boundaries.size(); ++c) {
