@@ -57,7 +57,7 @@ def rows_to_measure(args):
         rows.append(("(empty main)", []))
         rows += [("<%s>" % r, [r]) for r in REFERENCES]
     if not args.no_headers:
-        rows += [(h[len("failslow/"):], [h]) for h in headers]
+        rows += [(h[len("failslow/"):], [h]) for h in headers if h != "failslow/failslow.hpp"]
     if not args.no_areas:
         areas = sorted({h.split("/")[1] for h in headers if h.count("/") == 2})
         rows += [("all of %s/" % a, [h for h in headers if h.startswith("failslow/%s/" % a)]) for a in areas]
