@@ -177,6 +177,8 @@ py::dict window_dict(const cp::window_summary& w, NameOf&& name_of) {
       clusters.append(cd);
     }
     kd["clusters"] = clusters;
+    kd["values"] = k.values;  // every duration (small keys), or the largest beside the knots
+    kd["knots"] = k.knots;    // quantiles at compress::knot_probabilities, for keys no cluster fits
     kernels.append(kd);
   }
   d["kernels"] = kernels;
@@ -213,7 +215,7 @@ class compressor {
 
   bool add(const py::object& name, std::int64_t start_ns, std::int64_t duration_ns) {
     const failslow::name_id k =
-        py::isinstance<py::str>(name) ? key(name.cast<std::string>()) : name.cast<failslow::name_id>();
+        py::isinstance<py::str>(name) ? key(name.cast<std::string>()) : known_key(name.cast<failslow::name_id>());
     return compressor_.add(k, start_ns, duration_ns);
   }
 
@@ -229,6 +231,7 @@ class compressor {
         py::cast<py::array>(names).dtype().kind() != 'O') {
       const auto ids = names.cast<py::array_t<failslow::name_id, py::array::c_style | py::array::forcecast>>();
       keys.assign(ids.data(), ids.data() + ids.size());
+      for (const auto k : keys) known_key(k);
     } else {
       for (const auto& s : names) keys.push_back(key(s.cast<std::string>()));
     }
@@ -257,6 +260,13 @@ class compressor {
   std::uint64_t pending_events() const { return compressor_.pending_events(); }
 
  private:
+  // A key the caller passes as a number must be one key() gave: the encoder writes its name.
+  failslow::name_id known_key(failslow::name_id k) const {
+    if (k >= names_.size())
+      throw failslow::invalid_argument("Compressor: key " + std::to_string(k) + " was not given by key(name)");
+    return k;
+  }
+
   static cp::compressor_config config(std::size_t per_key_cap, std::int64_t max_window_ns) {
     cp::compressor_config c;
     c.per_key_cap = per_key_cap;
@@ -519,7 +529,8 @@ summaries (compress/window_compressor.hpp) and their .fsum encoding (compress/co
 add(name, start_ns, duration_ns) or add_events(names, start_ns, duration_ns) (arrays; the GIL is
 released) append durations in integer ns; close_window(end_ns) clusters each kernel's durations
 at the valleys of their log density and returns the closed window(s) as dicts (count and total
-exact; clusters with count, sum, min, max, mean, variance, p50, p90, p99); fsum() is the .fsum file
+exact; clusters with count, sum, min, max, mean, variance, p50, p90, p99; values and knots where
+the clusters describe the key poorly, compress/window_summary.hpp); fsum() is the .fsum file
 so far (header and every closed window). Events with a negative duration are counted, not added.)")
       .def(py::init<std::int32_t, std::size_t, std::int64_t, unsigned, unsigned>(), "rank"_a = 0, py::kw_only(),
            "per_key_cap"_a = 4096, "max_window_ns"_a = 0, "precision_bits"_a = 7, "key_frame_interval"_a = 16)
