@@ -13,7 +13,6 @@
 
 #include "failslow/detect/ewma_design.hpp"
 #include "failslow/detect/mahalanobis.hpp"
-#include "failslow/stats/quantile_grid.hpp"
 
 namespace failslow::detect {
 template double chi2_quantile<double>(double, double);
@@ -27,7 +26,3 @@ template outlier_report detect_outlier_workers<Eigen::MatrixXd>(const Eigen::Mat
 template double ewma_arl<double>(double, double, double, std::size_t);
 template double ewma_limit_for_arl<double>(double, double, std::size_t);
 }  // namespace failslow::detect
-
-namespace failslow::stats {
-template quantile_grid::quantile_grid<double>(std::size_t);
-}  // namespace failslow::stats

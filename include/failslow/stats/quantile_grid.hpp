@@ -40,12 +40,9 @@ namespace failslow::stats {
 /// The midpoints u_k = (k + 1/2) / K and their standard normal quantiles z_k.
 class quantile_grid {
  public:
-  // A template on Real (always double, never given) so that Boost's normal quantile and its static
-  // initialiser are instantiated only where a grid is built, not wherever this is included.
-  template <class Real = double>
   explicit quantile_grid(std::size_t k = 256) : u_(k), z_(k) {
     if (k == 0) throw invalid_argument("quantile_grid: K must be >= 1");
-    const boost::math::normal_distribution<Real> normal;
+    const boost::math::normal_distribution<double> normal;
     for (std::size_t i = 0; i < k; ++i) u_[i] = (static_cast<double>(i) + 0.5) / static_cast<double>(k);
     // The lower half from the normal quantile, the upper half by symmetry (z_(K-1-i) = -z_i), so
     // both tails are equally precise.
@@ -233,10 +230,5 @@ inline std::vector<double> quantile_vector(const lognormal_mixture& m, const qua
   quantile_vector(m, grid, q.data());
   return q;
 }
-
-#ifdef FAILSLOW_SEPARATE_COMPILATION
-// Separately compiled mode: instantiated once in src/failslow.cpp (target failslow::compiled).
-extern template quantile_grid::quantile_grid<double>(std::size_t);
-#endif
 
 }  // namespace failslow::stats
