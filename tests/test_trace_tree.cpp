@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <failslow/trace/idle.hpp>
 #include <failslow/trace/simhash.hpp>
+#include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/tree.hpp>
 #include <functional>
 #include <numeric>
@@ -282,4 +283,69 @@ TEST_CASE("idle-time breakdown, launch delays and launch stalls") {
   CHECK(trace::analyze_idle(d, strict).stalls.empty());
   strict.stall_busy_fraction = 1.5;
   CHECK_THROWS_AS(trace::analyze_idle(d, strict), invalid_argument);
+}
+
+TEST_CASE("GPU idle per device is the time no stream is busy, not the sum over streams") {
+  io::trace_data d;
+  name_table names;
+  const name_id k = names.intern("k");
+  auto kernel = [&](std::int16_t device, std::uint32_t stream, std::int64_t start, std::int64_t end) {
+    event e = make(start, end, k, event_kind::kernel);
+    e.device = device;
+    e.stream = stream;
+    d.events.push_back(e);
+  };
+  // Device 0: stream 7 busy [0, 100) and [300, 400); stream 9 busy [50, 200) and [350, 500).
+  // Union: [0, 200) and [300, 500): busy 400 of span 500, idle 100 (the gap [200, 300)).
+  // Per stream: idle 200 on stream 7 ([100, 300)), 150 on stream 9 ([200, 350)): 350 summed.
+  kernel(0, 7, 0, 100);
+  kernel(0, 7, 300, 400);
+  kernel(0, 9, 50, 200);
+  kernel(0, 9, 350, 500);
+  kernel(1, 7, 1000, 1100);  // device 1: one kernel, no idle
+  const auto r = trace::analyze_idle(d);
+  REQUIRE(r.devices.size() == 2);
+  CHECK(r.devices[0].device == 0);
+  CHECK(r.devices[0].streams == 2);
+  CHECK(r.devices[0].busy_ns == 400);
+  CHECK(r.devices[0].span_ns == 500);
+  CHECK(r.devices[0].idle_ns == 100);
+  CHECK(r.devices[1].busy_ns == 100);
+  CHECK(r.devices[1].idle_ns == 0);
+  CHECK(r.busy_ns == 500);
+  CHECK(r.idle_ns == 100);
+  CHECK(r.stream_idle_ns == 350);
+  CHECK(r.stream_idle_ns == r.host_wait_ns + r.kernel_wait_ns + r.other_ns);
+}
+
+TEST_CASE("GPU time by class and by name") {
+  io::trace_data d;
+  name_table names;
+  const name_id gemm = names.intern("volta_sgemm_128x64_nn"), nccl = names.intern("ncclDevKernel_AllReduce_Sum_bf16"),
+                copy = names.intern("Memcpy HtoD (Pageable -> Device)"), op = names.intern("aten::mm"),
+                coll = names.intern("my_allreduce");
+  auto gpu = [&](name_id n, event_kind kind, std::int64_t start, std::int64_t dur) {
+    event e = make(start, start + dur, n, kind);
+    e.device = 0;
+    d.events.push_back(e);
+  };
+  gpu(gemm, event_kind::kernel, 0, 100);
+  gpu(gemm, event_kind::kernel, 200, 50);
+  gpu(nccl, event_kind::kernel, 300, 70);  // a kernel whose name says communication
+  gpu(copy, event_kind::memcpy, 400, 30);
+  gpu(coll, event_kind::collective, 500, 20);  // a collective whatever its name
+  d.events.push_back(make(0, 1000, op));       // host: not GPU time
+  const auto t = trace::device_time_by_class(d, names);
+  CHECK(t.by_class.compute_ns == 150);
+  CHECK(t.by_class.communication_ns == 90);
+  CHECK(t.by_class.memory_ns == 30);
+  CHECK(t.by_class.total() == 270);
+  REQUIRE(t.by_name.size() == 4);
+  CHECK(t.by_name[0].name == gemm);
+  CHECK(t.by_name[0].count == 2);
+  CHECK(t.by_name[0].total_ns == 150);
+  CHECK(t.by_name[0].cls == kernel_class::compute);
+  CHECK(t.by_name[1].cls == kernel_class::communication);
+  CHECK(t.by_name[2].cls == kernel_class::memory);
+  CHECK(t.by_name[3].cls == kernel_class::communication);
 }

@@ -15,6 +15,12 @@
 //                  events, synchronisation), and gaps whose launch is unknown.
 //   Each stream's busy, span (first start to last end), idle = span - busy and the three
 //   parts (idle = host_wait + kernel_wait + other) are reported.
+//   Per device (and summed over devices in busy_ns / idle_ns): busy is the length of the union
+//   of its streams' activities, span the first start to the last end on any of its streams,
+//   idle = span - busy: the time when no stream of the device ran anything. The per-stream
+//   gaps summed over streams (stream_idle_ns = host_wait + kernel_wait + other) count a moment
+//   once per idle stream, so on 4 streams it can be 4x the device's idle time: it says how
+//   the streams waited, not how long the GPU did.
 //   Launch delay per GPU activity with a known launch: start(activity) - end(launch) (can be
 //   negative: the GPU may start before the launch call returns); summarised by count,
 //   median and p99 (stats::quantile, numpy's linear definition).
@@ -68,9 +74,19 @@ struct launch_stall {
   std::vector<std::pair<name_id, std::int64_t>> top_ops;  ///< by time inside the window
 };
 
+/// One device: its streams together.
+struct device_idle {
+  std::int16_t device = -1;
+  std::uint32_t streams = 0;
+  std::int64_t busy_ns = 0, span_ns = 0, idle_ns = 0;  ///< union of the streams' activities
+};
+
 struct idle_report {
   std::vector<stream_idle> streams;
-  std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0, idle_ns = 0, busy_ns = 0;
+  std::vector<device_idle> devices;
+  std::int64_t busy_ns = 0, idle_ns = 0;  ///< per device (no stream busy), summed over devices
+  std::int64_t stream_idle_ns = 0;        ///< per-stream idle summed over streams (file synopsis)
+  std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;    ///< parts of stream_idle_ns
   std::uint64_t unknown_launch = 0;                                   ///< gaps whose next activity has no known launch
   std::vector<std::pair<std::uint32_t, std::int64_t>> launch_delays;  ///< (event index, delay ns)
   double launch_delay_median_ns = 0, launch_delay_p99_ns = 0;
@@ -160,9 +176,29 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
     out.host_wait_ns += s.host_wait_ns;
     out.kernel_wait_ns += s.kernel_wait_ns;
     out.other_ns += s.other_ns;
-    out.idle_ns += s.idle_ns;
-    out.busy_ns += s.busy_ns;
+    out.stream_idle_ns += s.idle_ns;
     out.streams.push_back(s);
+  }
+  // Devices: the union of their streams' activities (the map is ordered by device, then stream).
+  for (auto it = streams.begin(); it != streams.end();) {
+    device_idle d;
+    d.device = it->first.first;
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+    std::int64_t first = 0, last = 0;
+    for (; it != streams.end() && it->first.first == d.device; ++it) {
+      ++d.streams;
+      for (const auto i : it->second) {
+        if (iv.empty() || ev[i].start_ns < first) first = ev[i].start_ns;
+        if (iv.empty() || ev[i].end_ns > last) last = ev[i].end_ns;
+        iv.emplace_back(ev[i].start_ns, ev[i].end_ns);
+      }
+    }
+    d.busy_ns = detail::union_length(iv, first, last);
+    d.span_ns = last - first;
+    d.idle_ns = d.span_ns - d.busy_ns;
+    out.busy_ns += d.busy_ns;
+    out.idle_ns += d.idle_ns;
+    out.devices.push_back(d);
   }
   if (!out.launch_delays.empty()) {
     std::vector<double> d;

@@ -44,6 +44,12 @@
 //     phases       the other host annotations (record_function scopes): phase_compute[p][k]
 //                  = |union(other ops) & union(ranges named p) & W - union(collectives)|
 //   has_work is true for every step then (has_gpu_work stays false).
+//   device_time device_time_by_class(trace, names, classifier)
+//   The whole trace's GPU time by kernel class (the same rule: classifier.classify(kind, name),
+//   memcpy/memset memory and collectives communication whatever their name), and per name:
+//   count and total time of the activities with that name, in name-id order. class_times is
+//   the per-class sum on its own, for callers that classify other things (window summaries'
+//   kernel keys) by the same rule.
 // Accounting: every GPU activity is either in a step (counted by class) or in
 //   outside_steps.
 // Complexity: O(n log n + sum over annotations of the activities inside them); from the host
@@ -68,6 +74,60 @@
 #include "failslow/trace/steps.hpp"
 
 namespace failslow::trace {
+
+/// Time per kernel class (ns).
+struct class_times {
+  double compute_ns = 0, communication_ns = 0, memory_ns = 0;
+  void add(kernel_class c, double ns) noexcept {
+    (c == kernel_class::compute ? compute_ns : c == kernel_class::communication ? communication_ns : memory_ns) += ns;
+  }
+  class_times& operator+=(const class_times& o) noexcept {
+    compute_ns += o.compute_ns;
+    communication_ns += o.communication_ns;
+    memory_ns += o.memory_ns;
+    return *this;
+  }
+  double total() const noexcept { return compute_ns + communication_ns + memory_ns; }
+};
+
+/// GPU time of one activity name.
+struct name_time {
+  name_id name = 0;
+  kernel_class cls = kernel_class::compute;
+  std::uint64_t count = 0;
+  std::int64_t total_ns = 0;
+};
+
+/// GPU time of a trace by class and by name (device_time_by_class).
+struct device_time {
+  class_times by_class;
+  std::vector<name_time> by_name;  ///< names that label GPU activities, in id order
+};
+
+inline device_time device_time_by_class(const io::trace_data& trace, const name_table& names,
+                                        const kernel_classifier& classifier = kernel_classifier::defaults()) {
+  device_time out;
+  std::vector<std::int32_t> slot;      // name id -> index in by_name, -1 when unseen
+  std::vector<event_kind> first_kind;  // per slot: the kind its class was found for
+  for (const auto& e : trace.events) {
+    if (!is_device_activity(e.kind)) continue;
+    if (e.name >= slot.size()) slot.resize(static_cast<std::size_t>(e.name) + 1, -1);
+    if (slot[e.name] < 0) {  // classified once per name (the rules are tried per name, not per event)
+      slot[e.name] = static_cast<std::int32_t>(out.by_name.size());
+      out.by_name.push_back({e.name, classifier.classify(e.kind, names.name(e.name)), 0, 0});
+      first_kind.push_back(e.kind);
+    }
+    const auto k = static_cast<std::size_t>(slot[e.name]);
+    auto& n = out.by_name[k];
+    ++n.count;
+    n.total_ns += e.duration_ns();
+    out.by_class.add(e.kind == first_kind[k] ? n.cls : classifier.classify(e.kind, names.name(e.name)),
+                     static_cast<double>(e.duration_ns()));
+  }
+  std::sort(out.by_name.begin(), out.by_name.end(),
+            [](const name_time& a, const name_time& b) { return a.name < b.name; });
+  return out;
+}
 
 struct step_breakdown_options {
   kernel_classifier classifier = kernel_classifier::defaults();
