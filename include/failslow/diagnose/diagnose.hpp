@@ -41,6 +41,19 @@
 //                      late_ns_per_step, peer_late_ns_per_step, victims, top_victims,
 //                      before_late_arrival. Only when no L2/L3 finding names the rank; on
 //                      those findings the same wait-for evidence is added instead.
+//     L4 host_stall    ranks (those that stalled), phase = the cause (jit_compilation,
+//                      garbage_collection, data_loader, host_busy, host_absent; l4_host.hpp);
+//                      score = the largest robust z; evidence: cause, gpu_idle_ns, excess_ns,
+//                      cpu_busy_fraction, z, steps, period_steps (0: not periodic),
+//                      job_slowdown, caused_wait_ns, host_ops, new_kernels. Models from traces.
+//     An L2 straggler in the idle phase whose host launches options.late_launch_ratio or more
+//     slower than its peers' (l4_host.hpp late_launch) gets evidence launch_interval_ns,
+//     peer_launch_interval_ns, launch_interval_ratio and the words "its host launches late".
+//     L1 recurring windows with a regular period add period_steps.
+//   Co-occurring findings: findings of different kinds (not two L1 windows) that share at least
+//     two steps, or the one step of a single-step finding, name each other in evidence
+//     "co_occurs_with" (their kinds and step ranges), so a slow allocator call and all-reduce
+//     spikes in the same steps read as one story.
 //   Notes collect what the levels could not do (too few steps, ranks without peers, missing
 //   ranks) so that a report without findings says why.
 // Complexity: that of the levels.
@@ -61,6 +74,7 @@
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/l3_degraded.hpp"
+#include "failslow/diagnose/l4_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/io/detail/text_format.hpp"
 
@@ -71,6 +85,8 @@ struct diagnose_options {
   l2_options l2;
   l3_options l3;
   l4_options l4;
+  host_stall_options host;
+  double late_launch_ratio = 1.5;         ///< an idle-phase straggler whose host launches this much slower: late launch
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
@@ -138,12 +154,20 @@ inline finding l1_finding(const job_model& m, const slow_window& w) {
                   (w.at_end ? "a spike at the end of the trace (whether it lasts, the trace does not show)"
                             : "a transient spike");
       break;
-    case window_pattern::recurring:
-      f.summary = std::to_string(w.steps.size()) + " spikes between steps " + std::to_string(f.first_step) + " and " +
-                  std::to_string(f.last_step) + ", up to " + format_ratio(w.peak_ns / w.baseline_ns) + " " + who +
-                  " pace (" + format_duration(w.peak_ns) + " vs " + format_duration(w.baseline_ns) +
-                  "): recurring stalls";
+    case window_pattern::recurring: {
+      // The spikes' first steps (runs of consecutive slow steps) give the period.
+      std::vector<std::int64_t> starts;
+      for (std::size_t i = 0; i < w.steps.size(); ++i)
+        if (i == 0 || w.steps[i] != w.steps[i - 1] + 1) starts.push_back(m.steps[w.steps[i]]);
+      const std::int64_t period = recurrence_period(starts);
+      f.evidence.add("period_steps", static_cast<double>(period));
+      f.summary = std::to_string(starts.size()) + " spikes between steps " + std::to_string(f.first_step) + " and " +
+                  std::to_string(f.last_step) +
+                  (period > 0 ? ", one every " + std::to_string(period) + " steps" : std::string()) + ", up to " +
+                  format_ratio(w.peak_ns / w.baseline_ns) + " " + who + " pace (" + format_duration(w.peak_ns) +
+                  " vs " + format_duration(w.baseline_ns) + "): " + (period > 0 ? "periodic" : "recurring") + " stalls";
       break;
+    }
     case window_pattern::shift:
       f.summary = range + " run at " + format_ratio(w.ratio) + " " + who + " pace (" + format_duration(w.observed_ns) +
                   " vs " + format_duration(w.baseline_ns) + " per step): a sustained slowdown";
@@ -445,6 +469,114 @@ inline finding l4_finding(const job_model& m, const topology& topo, const holdba
   return f;
 }
 
+inline std::string cause_words(host_cause c) {
+  switch (c) {
+    case host_cause::jit_compilation:
+      return "JIT compilation";
+    case host_cause::garbage_collection:
+      return "garbage collection";
+    case host_cause::data_loader:
+      return "a data-loader stall";
+    case host_cause::host_busy:
+      return "the host busy elsewhere";
+    case host_cause::host_absent:
+      return "the host recorded nothing (a pause outside profiled operators: garbage collection, preemption, "
+             "paging)";
+  }
+  return "";
+}
+
+inline std::string rank_list(const std::vector<int>& ranks, std::size_t show = 6) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size() && i < show; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > show) s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+  return s;
+}
+
+inline finding host_finding(const topology& topo, const host_stall& h) {
+  finding f;
+  f.level = "L4";
+  f.kind = "host_stall";
+  f.ranks = h.ranks;
+  f.phase = to_string(h.cause);
+  f.first_step = h.steps.front();
+  f.last_step = h.steps.back();
+  f.score = h.z;
+  std::vector<double> steps(h.steps.begin(), h.steps.end());
+  std::string ops;
+  for (std::size_t i = 0; i < h.top_ops.size() && i < 3; ++i)
+    ops += (i ? ", " : "") + h.top_ops[i].first + " " + format_duration(h.top_ops[i].second);
+  std::string kernels;
+  for (std::size_t i = 0; i < h.new_kernels.size() && i < 3; ++i)
+    kernels += (i ? ", " : "") + io::detail::format_kernel_name(h.new_kernels[i]);
+  f.evidence.add("cause", std::string(to_string(h.cause)))
+      .add("gpu_idle_ns", h.gpu_idle_ns)
+      .add("excess_ns", h.excess_ns)
+      .add("cpu_busy_fraction", h.cpu_busy_fraction)
+      .add("z", h.z)
+      .add("steps", std::move(steps))
+      .add("period_steps", static_cast<double>(h.period_steps))
+      .add("job_slowdown", h.job_slowdown)
+      .add("caused_wait_ns", h.caused_wait_ns);
+  if (!ops.empty()) f.evidence.add("host_ops", ops);
+  if (!h.new_kernels.empty()) f.evidence.add("new_kernels", kernels);
+  const std::string who = h.ranks.size() == 1 ? rank_placed(topo, h.ranks.front()) : "ranks " + rank_list(h.ranks);
+  std::string when;
+  if (h.steps.size() == 1)
+    when = "in step " + std::to_string(h.steps.front());
+  else if (h.period_steps > 0)
+    when = "every " + std::to_string(h.period_steps) + " steps (" + std::to_string(h.steps.size()) + " times, steps " +
+           std::to_string(h.steps.front()) + "-" + std::to_string(h.steps.back()) + ")";
+  else
+    when = std::to_string(h.steps.size()) + " times between steps " + std::to_string(h.steps.front()) + " and " +
+           std::to_string(h.steps.back());
+  f.summary = who + (h.ranks.size() == 1 ? " left its GPU idle " : " left their GPUs idle ") +
+              format_duration(h.gpu_idle_ns) + (h.steps.size() == 1 && h.ranks.size() == 1 ? " " : " each ") + when +
+              ", launching nothing: " + cause_words(h.cause);
+  if (!kernels.empty()) f.summary += "; kernels launched for the first time: " + kernels;
+  if (!ops.empty() && h.cause != host_cause::host_absent) f.summary += "; the host ran " + ops;
+  if (h.caused_wait_ns > 0)
+    f.summary += "; other ranks waited " + format_duration(h.caused_wait_ns) +
+                 (h.ranks.size() == 1 ? " for it" : " for them") + " in collectives (L4)";
+  return f;
+}
+
+// The steps a finding covers: its "steps" evidence where it lists them, else first..last.
+inline std::vector<std::int64_t> finding_steps(const finding& f) {
+  std::vector<std::int64_t> out;
+  for (const auto& e : f.evidence.items())
+    if (e.name == "steps" && e.what == evidence_item::type::numbers) {
+      for (double x : e.numbers) out.push_back(static_cast<std::int64_t>(x));
+      return out;
+    }
+  for (std::int64_t s = f.first_step; s <= f.last_step && out.size() < 100000; ++s) out.push_back(s);
+  return out;
+}
+
+// Findings of different kinds in the same steps name each other (see the synopsis).
+inline void link_co_occurring(std::vector<finding>& fs) {
+  std::vector<std::vector<std::int64_t>> steps(fs.size());
+  for (std::size_t i = 0; i < fs.size(); ++i) steps[i] = finding_steps(fs[i]);
+  std::vector<std::string> links(fs.size());
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    for (std::size_t j = i + 1; j < fs.size(); ++j) {
+      if (fs[i].kind == fs[j].kind && fs[i].level == fs[j].level) continue;
+      std::vector<std::int64_t> common;
+      std::set_intersection(steps[i].begin(), steps[i].end(), steps[j].begin(), steps[j].end(),
+                            std::back_inserter(common));
+      const std::size_t need = std::min<std::size_t>(2, std::min(steps[i].size(), steps[j].size()));
+      if (need == 0 || common.size() < need) continue;
+      const auto name = [](const finding& f) {
+        return f.level + " " + f.kind + (f.ranks.size() == 1 ? " rank " + std::to_string(f.ranks.front()) : "") +
+               (f.group.empty() ? "" : " " + f.group) + " " + step_range(f.first_step, f.last_step);
+      };
+      links[i] += (links[i].empty() ? "" : "; ") + name(fs[j]);
+      links[j] += (links[j].empty() ? "" : "; ") + name(fs[i]);
+    }
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    if (!links[i].empty()) fs[i].evidence.add("co_occurs_with", links[i]);
+}
+
 }  // namespace detail
 
 /// L1 + L2 on a model; the report of failslow.report/1.
@@ -518,6 +650,43 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     if (!named) rep.findings.push_back(detail::l4_finding(m, topo, h));
   }
   rep.notes.insert(rep.notes.end(), l4.notes.begin(), l4.notes.end());
+  // L4 host side: an idle-phase straggler whose host launches late says so; stalls stand alone.
+  if (m.host.measured) {
+    for (const auto& st : l2.stragglers) {
+      if (m.phases[st.phase].role != phase_role::idle) continue;
+      const auto pace = late_launch(m, st.rank, st.peers, st.first, st.last);
+      if (!(pace.ratio >= o.late_launch_ratio)) continue;
+      for (auto& f : rep.findings) {
+        if (f.level != "L2" || f.kind != "straggler" || f.ranks != std::vector<int>{st.rank} ||
+            f.first_step != m.steps[st.first])
+          continue;
+        f.evidence.add("launch_interval_ns", pace.rank_ns)
+            .add("peer_launch_interval_ns", pace.peers_ns)
+            .add("launch_interval_ratio", pace.ratio);
+        f.summary += "; its host launches late: " + detail::format_duration(pace.rank_ns) +
+                     " between kernel launches vs " + detail::format_duration(pace.peers_ns) + " on its peers (" +
+                     detail::format_ratio(pace.ratio) + "), so the GPU idles between kernels (L4)";
+      }
+    }
+    const auto host = find_host_stalls(m, o.host);
+    for (const auto& h : host.stalls) {
+      // A rank that held the job back only around its stall: the stall is the story, and the
+      // wait it caused is already its evidence.
+      rep.findings.erase(std::remove_if(rep.findings.begin(), rep.findings.end(),
+                                        [&h](const finding& f) {
+                                          if (f.level != "L4" || f.kind != "holds_back" || f.ranks.size() != 1 ||
+                                              !std::binary_search(h.ranks.begin(), h.ranks.end(), f.ranks.front()))
+                                            return false;
+                                          for (std::int64_t s : h.steps)
+                                            if (s >= f.first_step && s <= f.last_step) return true;
+                                          return false;
+                                        }),
+                         rep.findings.end());
+      rep.findings.push_back(detail::host_finding(topo, h));
+    }
+    rep.notes.insert(rep.notes.end(), host.notes.begin(), host.notes.end());
+  }
+  detail::link_co_occurring(rep.findings);
   sort_by_severity(rep.findings);
   return rep;
 }

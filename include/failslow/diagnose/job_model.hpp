@@ -124,6 +124,25 @@ struct wait_attribution {
   bool clocks_aligned = false;
 };
 
+/// One launch gap of a rank's host in which its GPU ran nothing (diagnose/l4_host.hpp).
+struct host_gap {
+  std::size_t step = 0;                                 ///< model step index
+  std::int64_t start_ns = 0, end_ns = 0;                ///< the launches around the gap, on the rank's clock
+  double gpu_idle_ns = 0;                               ///< no activity of the rank on any stream
+  double cpu_busy_ns = 0;                               ///< union of host operators inside the gap
+  std::vector<std::pair<std::string, double>> top_ops;  ///< host operators by time inside
+};
+
+/// What the hosts did around their launches (diagnose/l4_host.hpp fills it from traces;
+/// summaries keep no host events, so it stays unmeasured for .fsum models).
+struct host_activity {
+  bool measured = false;
+  std::vector<std::vector<host_gap>> gaps;  ///< per rank: the largest gap of each step that has one
+  xt::xtensor<double, 2> new_kernels;       ///< rank x step: kernels launched for the first time
+  std::map<std::pair<int, std::size_t>, std::vector<std::string>> new_kernel_names;  ///< (rank, step): a few
+  xt::xtensor<double, 2> launch_interval_ns;  ///< rank x step: median time between launch calls
+};
+
 struct job_model {
   int world_size = 0;
   std::vector<std::int64_t> steps;  ///< ProfilerStep numbers, ascending
@@ -139,6 +158,7 @@ struct job_model {
   std::vector<kernel_class> kernel_classes;  ///< per kernel key, by the model's classifier
   std::string source;                        ///< "traces", "summaries", "windows"
   wait_attribution waits;                    ///< L4's who-waited-for-whom (traces only)
+  host_activity host;                        ///< L4's host gaps and launch pace (traces only)
 
   std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
   std::size_t step_count() const noexcept { return steps.size(); }

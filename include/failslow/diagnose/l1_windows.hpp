@@ -38,7 +38,10 @@
 //          drift      longer, and y grows inside it: OLS slope t-statistic > drift_t and the
 //                     last third's median excess at least twice the first third's
 //          shift      longer, no growth: a level change (or one that lasts to the end)
-//        recurring_min or more spikes become one `recurring` window listing its steps.
+//        recurring_min or more spikes become one `recurring` window listing its steps; its
+//        period (recurrence_period of the spikes' first steps) is p when every gap between
+//        them is a multiple of p and most are exactly p (a spike every 50 steps, one missed),
+//        else 0 (irregular).
 //   Per rank: each rank's own series is analysed the same way; a sustained rank window (shift
 //   or drift) that overlaps no job window and where the rank runs more than min_slowdown slower
 //   than the job's median is reported with that rank (asynchronous ranks, a job of independent
@@ -63,6 +66,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -140,6 +144,17 @@ struct l1_result {
   std::vector<slow_window> rank_windows;  ///< per-rank windows outside every job window
   std::vector<std::string> notes;
 };
+
+/// The period of events at `starts` (ascending step numbers): p > 0 when every difference is a
+/// multiple of p (their gcd) and more than half are exactly p; 0 when irregular or fewer than 3.
+inline std::int64_t recurrence_period(const std::vector<std::int64_t>& starts) {
+  if (starts.size() < 3) return 0;
+  std::int64_t p = 0;
+  std::size_t exact = 0;
+  for (std::size_t k = 1; k < starts.size(); ++k) p = std::gcd(p, starts[k] - starts[k - 1]);
+  for (std::size_t k = 1; k < starts.size(); ++k) exact += starts[k] - starts[k - 1] == p ? 1 : 0;
+  return p > 0 && 2 * exact > starts.size() - 1 ? p : 0;
+}
 
 namespace detail {
 

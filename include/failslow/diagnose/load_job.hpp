@@ -38,6 +38,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l4_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/trace_set.hpp"
@@ -136,6 +137,7 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     opt.world_size = out.topo.world_size();
     out.model = build_job_model(set, opt);
     attribute_waits(out.model, set, out.topo);  // L4 needs the collective instances, kept only here
+    measure_host_activity(out.model, set);      // and the host events around the launches
     std::string assumed;
     std::size_t n_assumed = 0;
     for (const auto& t : set.traces)

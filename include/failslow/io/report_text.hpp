@@ -130,6 +130,33 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
       lines.push_back("also slow: " + a->text);
     return lines;
   }
+  if (f.kind == "host_stall") {
+    std::string who;
+    for (std::size_t i = 0; i < f.ranks.size() && i < 8; ++i) who += (i ? ", " : "") + std::to_string(f.ranks[i]);
+    if (f.ranks.size() > 8) who += ", ... (" + std::to_string(f.ranks.size()) + " ranks)";
+    std::string when = steps_text(f);
+    if (const auto* s = e.find("steps"); s && s->what == evidence_item::type::numbers && s->numbers.size() > 1) {
+      when = "steps ";
+      for (std::size_t i = 0; i < s->numbers.size(); ++i) when += (i ? ", " : "") + num(s->numbers[i], "%.0f");
+    }
+    lines.push_back(
+        (f.ranks.size() == 1 ? "rank " : "ranks ") + who + ", " + when + ": " + f.phase + ", the GPU idle " +
+        format_duration(e.number("gpu_idle_ns")) + " in the largest launch gap (z " + num(e.number("z"), "%.1f") +
+        " against its own steps)" +
+        (e.number("period_steps") > 0 ? ", every " + num(e.number("period_steps"), "%.0f") + " steps" : std::string()));
+    std::string host = "host operators covered " + percent(e.number("cpu_busy_fraction")) + " of the gap";
+    if (const auto* ops = e.find("host_ops"); ops && ops->what == evidence_item::type::text) host += ": " + ops->text;
+    lines.push_back(host);
+    if (const auto* k = e.find("new_kernels"); k && k->what == evidence_item::type::text)
+      lines.push_back("kernels launched for the first time: " + k->text);
+    std::string cost = "the job lost " + percent(e.number("job_slowdown")) + " of its time over these steps";
+    if (e.number("caused_wait_ns") > 0)
+      cost += "; other ranks waited " + format_duration(e.number("caused_wait_ns")) + " in collectives";
+    lines.push_back(cost);
+    if (const auto* c = e.find("co_occurs_with"); c && c->what == evidence_item::type::text)
+      lines.push_back("co-occurs with: " + c->text);
+    return lines;
+  }
   std::string generic;
   for (const auto& item : e.items()) {
     if (!generic.empty()) generic += ", ";

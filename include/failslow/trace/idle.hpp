@@ -221,9 +221,11 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
   }
   std::sort(cpu_ops.begin(), cpu_ops.end(),
             [&](std::uint32_t a, std::uint32_t b) { return ev[a].start_ns < ev[b].start_ns; });
-  // Longest CPU op so far, to bound the search for ops overlapping a window.
-  std::int64_t longest = 0;
+  std::sort(gpu.begin(), gpu.end());
+  // Longest CPU op and GPU activity, to bound the search for those overlapping a window.
+  std::int64_t longest = 0, longest_gpu = 0;
   for (const auto i : cpu_ops) longest = std::max(longest, ev[i].duration_ns());
+  for (const auto& [s, e] : gpu) longest_gpu = std::max(longest_gpu, e - s);
   for (std::size_t k = 1; k < launches.size(); ++k) {
     const std::int64_t lo = launches[k - 1], hi = launches[k];
     if (hi - lo < options.stall_min_gap_ns || hi == lo) continue;
@@ -244,7 +246,10 @@ inline idle_report analyze_idle(const io::trace_data& trace, const idle_options&
     st.start_ns = lo;
     st.end_ns = hi;
     st.cpu_busy_ns = cpu_busy;
-    auto g = gpu;
+    std::vector<std::pair<std::int64_t, std::int64_t>> g;  // GPU activities overlapping the window
+    for (auto it = std::lower_bound(gpu.begin(), gpu.end(), std::make_pair(lo - longest_gpu, std::int64_t{0}));
+         it != gpu.end() && it->first < hi; ++it)
+      g.push_back(*it);
     st.gpu_idle_ns = (hi - lo) - detail::union_length(g, lo, hi);
     st.top_ops.assign(by_name.begin(), by_name.end());
     std::sort(st.top_ops.begin(), st.top_ops.end(), [](const auto& a, const auto& b) {

@@ -1,0 +1,411 @@
+// failslow/diagnose/l4_host.hpp -- L4 on the host side: steps in which a rank's GPU sat idle
+// because its host stopped launching (JIT compilation, garbage collection, a data-loader stall,
+// a host that recorded nothing), and hosts that launch late.
+//
+// Synopsis
+//   measure_host_activity(model, set, options)   traces only: fills model.host from each
+//     rank's trace (trace/idle.hpp launch gaps, trace/steps.hpp steps):
+//       gaps[rank]            per step, the largest launch gap (two consecutive kernel launches
+//                             of the rank's host, at least options.min_gap_ns apart) in which the
+//                             GPU ran nothing, with the GPU idle time in it, the CPU time covered
+//                             by host operators (union) and the top operators by time; a gap
+//                             belongs to the step whose CPU range holds the launch that ends it
+//       new_kernels(r, s)     kernel names the rank launches for the first time in step s (0 in
+//                             its first step: everything is new there), with up to
+//                             options.new_kernel_names of them
+//       launch_interval_ns(r, s)  the median time between consecutive launch calls in the step:
+//                             the host's pace (NaN where the step launched fewer than 2 kernels)
+//   find_host_stalls(model, options)   the stalls that stand out, grouped:
+//     A rank's step is a stall when the GPU idle of its largest gap exceeds the rank's own
+//     median over its steps (its first step, warm-up, excluded) by at least
+//     max(min_stall_ns, min_fraction x the rank's median iteration), at z >= options.z with
+//     z = excess / max(1.4826 MAD, scale_floor x median iteration).
+//     Cause, in this order: jit_compilation when the step launched kernels the rank had never
+//     launched; else, when host operators cover at least busy_fraction of the gap, by the top
+//     operator's name: garbage_collection ("gc", "garbage"), data_loader ("dataloader",
+//     "__next__", "data_loader"), else host_busy; else host_absent (the host recorded nothing:
+//     a garbage-collection pause outside profiled operators, preemption, paging).
+//     Occurrences of one cause in the same step form one stall (its ranks); a cause that
+//     occurs in period_min or more steps forms one recurring stall, periodic with period p when
+//     every step difference is a multiple of p and most are exactly p.
+//   late_launch(model, rank, peers, first, last)   for a rank whose GPU idles: its launch
+//     interval against its peers' (medians over [first, last]) -- the host launches late when
+//     the ratio is large while kernel durations are unchanged (diagnose.hpp adds it to an
+//     idle-phase straggler's evidence).
+// Complexity: measure O(n log n) per trace; find O(ranks x steps log steps).
+// Accuracy: gaps are measured on each rank's own clock (no alignment needed); a gap's GPU idle
+//   counts the time no activity of the rank ran on any stream.
+// Errors: invalid_argument for thresholds out of range (negative times, z or fractions <= 0,
+//   busy_fraction outside [0, 1], period_min < 2).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "failslow/core/error.hpp"
+#include "failslow/core/event.hpp"
+#include "failslow/diagnose/job_model.hpp"
+#include "failslow/diagnose/l1_windows.hpp"
+#include "failslow/stats/descriptive.hpp"
+#include "failslow/trace/detail/correlation_map.hpp"
+#include "failslow/trace/idle.hpp"
+#include "failslow/trace/steps.hpp"
+#include "failslow/trace/trace_set.hpp"
+
+namespace failslow::diagnose {
+
+struct host_measure_options {
+  std::int64_t min_gap_ns = 1000000;  ///< launch gaps shorter than this are not measured
+  std::size_t top_ops = 3;            ///< host operators kept per gap
+  std::size_t new_kernel_names = 3;   ///< names kept per (rank, step)
+};
+
+/// Why a host stopped launching.
+enum class host_cause : std::uint8_t { jit_compilation, garbage_collection, data_loader, host_busy, host_absent };
+
+constexpr const char* to_string(host_cause c) noexcept {
+  switch (c) {
+    case host_cause::jit_compilation:
+      return "jit_compilation";
+    case host_cause::garbage_collection:
+      return "garbage_collection";
+    case host_cause::data_loader:
+      return "data_loader";
+    case host_cause::host_busy:
+      return "host_busy";
+    case host_cause::host_absent:
+      return "host_absent";
+  }
+  return "host_absent";
+}
+
+struct host_stall_options {
+  std::int64_t min_stall_ns = 1000000;  ///< an excess below this is not a stall
+  double min_fraction = 0.05;           ///< nor one below this share of the rank's median iteration
+  double z = 5;                         ///< robust z of the excess against the rank's own steps
+  double scale_floor = 0.01;            ///< spread floor, share of the median iteration
+  double busy_fraction = 0.5;           ///< host operators cover this share of the gap: host busy
+  std::size_t period_min = 3;           ///< steps of one cause that make a recurring stall
+};
+
+/// One rank's stalled step.
+struct host_occurrence {
+  int rank = -1;
+  std::size_t step = 0;  ///< model step index
+  double gpu_idle_ns = 0, excess_ns = 0, z = 0, cpu_busy_fraction = 0;
+};
+
+/// Stalls of one cause: one step, or recurring over several.
+struct host_stall {
+  host_cause cause = host_cause::host_absent;
+  std::vector<host_occurrence> occurrences;  ///< by step, then rank
+  std::vector<int> ranks;                    ///< ascending
+  std::vector<std::int64_t> steps;           ///< step numbers, ascending
+  std::int64_t period_steps = 0;             ///< > 0: recurs every this many steps
+  double gpu_idle_ns = 0;                    ///< median over occurrences
+  double excess_ns = 0;                      ///< summed over occurrences
+  double cpu_busy_fraction = 0;              ///< median over occurrences
+  double z = 0;                              ///< the largest
+  double job_slowdown = 0;                   ///< excess / the job's median iteration summed over first..last
+  double caused_wait_ns = 0;                 ///< others' wait blamed on its ranks in its steps (L4 waits; 0 without)
+  std::vector<std::pair<std::string, double>> top_ops;  ///< host operators in the gaps, summed
+  std::vector<std::string> new_kernels;                 ///< kernels first launched there
+};
+
+struct host_stall_result {
+  std::vector<host_stall> stalls;  ///< by first step
+  std::vector<std::string> notes;
+};
+
+namespace detail {
+
+inline bool name_has(std::string_view name, std::initializer_list<std::string_view> words) {
+  std::string lower(name);
+  for (auto& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (auto w : words)
+    if (lower.find(w) != std::string::npos) return true;
+  return false;
+}
+
+inline double median_of(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
+  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::median(v);
+}
+
+}  // namespace detail
+
+/// Fills m.host from the traces the model was built from (see the synopsis).
+inline void measure_host_activity(job_model& m, const trace::trace_set& set, const host_measure_options& o = {}) {
+  if (o.min_gap_ns < 0) throw invalid_argument("measure_host_activity: min_gap_ns must be >= 0");
+  auto& h = m.host;
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  h = host_activity{};
+  h.gaps.assign(R, {});
+  h.new_kernels = xt::zeros<double>({R, S});
+  h.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  h.launch_interval_ns.fill(std::numeric_limits<double>::quiet_NaN());
+  if (S == 0) return;
+  trace::idle_options io;
+  io.stall_min_gap_ns = o.min_gap_ns;
+  io.stall_busy_fraction = 0;  // every long launch gap; the CPU's share is judged later
+  io.stall_top_ops = o.top_ops;
+  for (const auto& t : set.traces) {
+    if (t.rank < 0 || static_cast<std::size_t>(t.rank) >= R) continue;
+    const auto r = static_cast<std::size_t>(t.rank);
+    const auto& ev = t.data.events;
+    const auto steps = trace::map_steps(t.data, set.names);
+    if (steps.steps.empty()) continue;
+    bool has_gpu = false;
+    for (const auto& e : ev) has_gpu = has_gpu || is_device_activity(e.kind);
+    if (!has_gpu) continue;  // a CPU job: no launches to measure
+    h.measured = true;
+    // Model step index of each of the trace's steps (by CPU start), or S.
+    std::vector<std::size_t> at(steps.steps.size(), S);
+    std::vector<std::pair<std::int64_t, std::size_t>> by_start;  // (cpu start, trace step)
+    for (std::size_t i = 0; i < steps.steps.size(); ++i) {
+      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), steps.steps[i].number);
+      if (it != m.steps.end() && *it == steps.steps[i].number) at[i] = static_cast<std::size_t>(it - m.steps.begin());
+      by_start.emplace_back(steps.steps[i].cpu_start_ns, i);
+    }
+    std::sort(by_start.begin(), by_start.end());
+    const auto step_at = [&](std::int64_t t_ns) -> std::size_t {  // trace step whose CPU range holds t
+      auto it = std::upper_bound(by_start.begin(), by_start.end(), std::make_pair(t_ns, SIZE_MAX));
+      if (it == by_start.begin()) return SIZE_MAX;
+      const std::size_t i = std::prev(it)->second;
+      return t_ns <= steps.steps[i].cpu_end_ns ? i : SIZE_MAX;
+    };
+
+    // The largest GPU-idle launch gap of each step.
+    const auto idle = trace::analyze_idle(t.data, io);
+    std::map<std::size_t, host_gap> largest;
+    for (const auto& st : idle.stalls) {
+      if (st.gpu_idle_ns < o.min_gap_ns) continue;
+      const std::size_t i = step_at(st.end_ns);
+      if (i == SIZE_MAX || at[i] == S) continue;
+      auto& g = largest[at[i]];
+      if (static_cast<double>(st.gpu_idle_ns) <= g.gpu_idle_ns) continue;
+      g.step = at[i];
+      g.start_ns = st.start_ns;
+      g.end_ns = st.end_ns;
+      g.gpu_idle_ns = static_cast<double>(st.gpu_idle_ns);
+      g.cpu_busy_ns = static_cast<double>(st.cpu_busy_ns);
+      g.top_ops.clear();
+      for (const auto& [name, ns] : st.top_ops)
+        g.top_ops.emplace_back(std::string(set.names.name(name)), static_cast<double>(ns));
+    }
+    for (auto& [s, g] : largest) h.gaps[r].push_back(std::move(g));
+
+    // Kernels launched for the first time, by the step (CPU order) that launched them.
+    std::vector<std::size_t> order(steps.steps.size());  // trace step -> position in CPU order
+    for (std::size_t p = 0; p < by_start.size(); ++p) order[by_start[p].second] = p;
+    std::map<name_id, std::size_t> first_at;  // kernel name -> earliest position
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (ev[i].kind != event_kind::kernel || i >= steps.step_of_event.size() || steps.step_of_event[i] < 0) continue;
+      const std::size_t p = order[static_cast<std::size_t>(steps.step_of_event[i])];
+      auto [it, fresh] = first_at.emplace(ev[i].name, p);
+      if (!fresh && p < it->second) it->second = p;
+    }
+    for (const auto& [name, p] : first_at) {
+      if (p == 0) continue;  // the first step: everything is new there
+      const std::size_t s = at[by_start[p].second];
+      if (s == S) continue;
+      h.new_kernels(r, s) += 1;
+      auto& names = h.new_kernel_names[{t.rank, s}];
+      if (names.size() < o.new_kernel_names) names.emplace_back(set.names.name(name));
+    }
+
+    // The host's launch pace: consecutive launch calls within a step.
+    auto launch_of = trace::detail::correlation_map::for_launches(ev);  // correlation -> runtime call
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
+        launch_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
+    std::vector<char> is_launch(ev.size(), 0);  // runtime calls that started GPU work
+    for (const auto& e : ev)
+      if (is_device_activity(e.kind) && e.correlation != 0)
+        if (const std::uint32_t* l = launch_of.find(e.correlation)) is_launch[*l] = 1;
+    std::vector<std::vector<std::int64_t>> starts(steps.steps.size());
+    for (std::size_t k = 0; k < ev.size(); ++k) {
+      if (!is_launch[k]) continue;
+      const std::size_t i = step_at(ev[k].start_ns);
+      if (i != SIZE_MAX) starts[i].push_back(ev[k].start_ns);
+    }
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      if (at[i] == S || starts[i].size() < 2) continue;
+      auto& v = starts[i];
+      std::sort(v.begin(), v.end());
+      std::vector<double> d(v.size() - 1);
+      for (std::size_t k = 1; k < v.size(); ++k) d[k - 1] = static_cast<double>(v[k] - v[k - 1]);
+      h.launch_interval_ns(r, at[i]) = stats::median(d);
+    }
+  }
+}
+
+/// The host stalls of a model measured by measure_host_activity (see the synopsis).
+inline host_stall_result find_host_stalls(const job_model& m, const host_stall_options& o = {}) {
+  if (o.min_stall_ns < 0 || !(o.min_fraction >= 0) || !(o.z > 0) || !(o.scale_floor > 0) ||
+      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2)
+    throw invalid_argument(
+        "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor > 0, busy_fraction in [0, 1], "
+        "period_min >= 2");
+  host_stall_result out;
+  const auto& h = m.host;
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  if (!h.measured || h.gaps.size() != R) return out;
+  struct found {
+    host_occurrence occ;
+    host_cause cause;
+    const host_gap* gap;
+  };
+  std::vector<found> all;
+  for (std::size_t r = 0; r < R; ++r) {
+    std::vector<std::size_t> present;
+    std::vector<double> iter;
+    for (std::size_t s = 0; s < S; ++s)
+      if (!std::isnan(m.iteration_ns(r, s))) {
+        present.push_back(s);
+        iter.push_back(m.iteration_ns(r, s));
+      }
+    if (present.size() < 3) continue;
+    const double med_iter = stats::median(iter);
+    std::vector<double> x(S, 0.0);
+    std::vector<const host_gap*> gap_at(S, nullptr);
+    for (const auto& g : h.gaps[r]) {
+      x[g.step] = g.gpu_idle_ns;
+      gap_at[g.step] = &g;
+    }
+    std::vector<double> judged;
+    for (std::size_t k = 1; k < present.size(); ++k) judged.push_back(x[present[k]]);  // warm-up step out
+    const double base = stats::median(judged);
+    std::vector<double> dev(judged.size());
+    for (std::size_t k = 0; k < judged.size(); ++k) dev[k] = std::abs(judged[k] - base);
+    const double scale = std::max(1.4826 * stats::median(dev), o.scale_floor * med_iter);
+    const double need = std::max(static_cast<double>(o.min_stall_ns), o.min_fraction * med_iter);
+    for (std::size_t k = 1; k < present.size(); ++k) {
+      const std::size_t s = present[k];
+      const double excess = x[s] - base;
+      if (!gap_at[s] || excess < need || excess / scale < o.z) continue;
+      const auto& g = *gap_at[s];
+      found f;
+      f.gap = &g;
+      f.occ.rank = static_cast<int>(r);
+      f.occ.step = s;
+      f.occ.gpu_idle_ns = g.gpu_idle_ns;
+      f.occ.excess_ns = excess;
+      f.occ.z = excess / scale;
+      const double window = static_cast<double>(std::max<std::int64_t>(1, g.end_ns - g.start_ns));
+      f.occ.cpu_busy_fraction = std::min(1.0, g.cpu_busy_ns / window);
+      const std::string top = g.top_ops.empty() ? std::string() : g.top_ops.front().first;
+      if (h.new_kernels(r, s) > 0)
+        f.cause = host_cause::jit_compilation;
+      else if (f.occ.cpu_busy_fraction >= o.busy_fraction && detail::name_has(top, {"gc.", "gc_", "garbage"}))
+        f.cause = host_cause::garbage_collection;
+      else if (f.occ.cpu_busy_fraction >= o.busy_fraction &&
+               detail::name_has(top, {"dataloader", "data_loader", "__next__"}))
+        f.cause = host_cause::data_loader;
+      else if (f.occ.cpu_busy_fraction >= o.busy_fraction)
+        f.cause = host_cause::host_busy;
+      else
+        f.cause = host_cause::host_absent;
+      all.push_back(f);
+    }
+  }
+  // The job's median iteration per step, for the time lost.
+  std::vector<double> job_iter(S);
+  for (std::size_t s = 0; s < S; ++s) {
+    std::vector<double> col;
+    for (std::size_t r = 0; r < R; ++r) col.push_back(m.iteration_ns(r, s));
+    job_iter[s] = detail::median_of(col);
+  }
+  // Group: one cause, then by step; a cause seen in period_min or more steps recurs.
+  for (host_cause c : {host_cause::jit_compilation, host_cause::garbage_collection, host_cause::data_loader,
+                       host_cause::host_busy, host_cause::host_absent}) {
+    std::map<std::size_t, std::vector<const found*>> by_step;
+    for (const auto& f : all)
+      if (f.cause == c) by_step[f.occ.step].push_back(&f);
+    if (by_step.empty()) continue;
+    std::vector<std::vector<std::size_t>> groups;
+    if (by_step.size() >= o.period_min) {
+      groups.emplace_back();
+      for (const auto& [s, v] : by_step) groups.back().push_back(s);
+    } else {
+      for (const auto& [s, v] : by_step) groups.push_back({s});
+    }
+    for (const auto& steps : groups) {
+      host_stall st;
+      st.cause = c;
+      std::vector<double> idle, busy;
+      std::map<std::string, double> ops;
+      for (std::size_t s : steps) {
+        st.steps.push_back(m.steps[s]);
+        for (const found* f : by_step[s]) {
+          st.occurrences.push_back(f->occ);
+          st.ranks.push_back(f->occ.rank);
+          idle.push_back(f->occ.gpu_idle_ns);
+          busy.push_back(f->occ.cpu_busy_fraction);
+          st.excess_ns += f->occ.excess_ns;
+          st.z = std::max(st.z, f->occ.z);
+          for (const auto& [name, ns] : f->gap->top_ops) ops[name] += ns;
+          if (m.waits.available) st.caused_wait_ns += m.waits.caused_ns(static_cast<std::size_t>(f->occ.rank), s);
+          const auto nk = m.host.new_kernel_names.find({f->occ.rank, s});
+          if (nk != m.host.new_kernel_names.end())
+            for (const auto& n : nk->second)
+              if (std::find(st.new_kernels.begin(), st.new_kernels.end(), n) == st.new_kernels.end())
+                st.new_kernels.push_back(n);
+        }
+      }
+      std::sort(st.ranks.begin(), st.ranks.end());
+      st.ranks.erase(std::unique(st.ranks.begin(), st.ranks.end()), st.ranks.end());
+      st.gpu_idle_ns = stats::median(idle);
+      st.cpu_busy_fraction = stats::median(busy);
+      st.top_ops.assign(ops.begin(), ops.end());
+      std::sort(st.top_ops.begin(), st.top_ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      double span = 0;
+      for (std::size_t s = steps.front(); s <= steps.back(); ++s)
+        if (!std::isnan(job_iter[s])) span += job_iter[s];
+      st.job_slowdown = span > 0 ? st.excess_ns / span : 0;
+      if (st.steps.size() >= o.period_min) st.period_steps = recurrence_period(st.steps);
+      out.stalls.push_back(std::move(st));
+    }
+  }
+  std::sort(out.stalls.begin(), out.stalls.end(),
+            [](const host_stall& a, const host_stall& b) { return a.steps.front() < b.steps.front(); });
+  return out;
+}
+
+/// A rank's launch pace against its peers' over model steps [first, last]: (rank's median
+/// launch interval, peers' median, ratio); NaN figures when either side has none.
+struct launch_pace {
+  double rank_ns = std::numeric_limits<double>::quiet_NaN();
+  double peers_ns = std::numeric_limits<double>::quiet_NaN();
+  double ratio = std::numeric_limits<double>::quiet_NaN();
+};
+
+inline launch_pace late_launch(const job_model& m, int rank, const std::vector<int>& peers, std::size_t first,
+                               std::size_t last) {
+  launch_pace out;
+  const auto& h = m.host;
+  if (!h.measured || rank < 0 || static_cast<std::size_t>(rank) >= m.rank_count() || last >= m.step_count() ||
+      first > last)
+    return out;
+  std::vector<double> own, others;
+  for (std::size_t s = first; s <= last; ++s) {
+    own.push_back(h.launch_interval_ns(static_cast<std::size_t>(rank), s));
+    for (int p : peers)
+      if (p != rank && p >= 0 && static_cast<std::size_t>(p) < m.rank_count())
+        others.push_back(h.launch_interval_ns(static_cast<std::size_t>(p), s));
+  }
+  out.rank_ns = detail::median_of(own);
+  out.peers_ns = detail::median_of(others);
+  if (out.peers_ns > 0) out.ratio = out.rank_ns / out.peers_ns;
+  return out;
+}
+
+}  // namespace failslow::diagnose

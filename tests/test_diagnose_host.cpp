@@ -1,0 +1,276 @@
+// L4 on the host side: steps in which a rank's GPU sat idle because its host stopped launching
+// (JIT compilation, garbage collection, a data loader, nothing recorded), hosts that launch
+// late, periodic stalls as one finding, and findings in the same steps linked -- on simulated
+// jobs of several sizes, seeds, noise levels and clock skews, and on hand-built models for the
+// rules the simulator does not exercise.
+#include <catch2/catch.hpp>
+#include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/l4_host.hpp>
+#include <failslow/diagnose/l4_waits.hpp>
+#include <failslow/sim/score.hpp>
+#include <string>
+#include <vector>
+
+#include "support/simulated_job.hpp"
+
+using namespace failslow;
+
+namespace {
+
+struct host_case {
+  const char* layout;
+  std::uint64_t seed;
+  double clock_skew_us;
+  double noise;
+};
+
+const host_case host_cases[] = {
+    {"tp=2,pp=2,dp=2", 21, 0, 1.0},
+    {"tp=1,pp=1,dp=8", 22, 1000, 2.0},
+    {"tp=2,pp=2,dp=4", 23, 20000, 0.5},
+    {"tp=2,pp=4,dp=4", 24, 500, 1.0},
+};
+
+// The path `failslow diagnose` takes on traces: the model, the waits, the host activity.
+report diagnose_traces(const host_case& c, sim::scenario s, int steps = 16) {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes(c.layout);
+  cfg.seed = c.seed;
+  cfg.steps = steps;
+  cfg.noise = c.noise;
+  cfg.max_clock_offset_us = c.clock_skew_us;
+  sim::scenario_options so;
+  so.onset = static_cast<int>(c.seed % 3) + 3;
+  auto tj = failslow_test::simulate_traces(cfg, s, so);
+  diagnose::model_options mo;
+  mo.keep_windows = true;  // as load_job: L3 finds the links
+  auto m = diagnose::build_job_model(tj.set, mo);
+  diagnose::attribute_waits(m, tj.set, tj.job.topo);
+  diagnose::measure_host_activity(m, tj.set);
+  REQUIRE(m.host.measured);
+  auto rep = diagnose::diagnose(m, tj.job.topo);
+  const auto score = sim::score_case(tj.job.truth, rep);
+  INFO("layout " << c.layout << ", seed " << c.seed << ", scenario " << to_string(s));
+  for (const auto& f : rep.findings) INFO(f.level << " " << f.kind << ": " << f.summary);
+  CHECK(score.counts.false_positives == 0);
+  // Links need 3 groups per stage to be compared (docs/diagnosis.md): recall is asked of the rest.
+  if (s != sim::scenario::dp_link) CHECK(score.counts.recall() == 1.0);
+  return rep;
+}
+
+std::vector<const finding*> of_kind(const report& r, const char* kind) {
+  std::vector<const finding*> v;
+  for (const auto& f : r.findings)
+    if (f.kind == kind) v.push_back(&f);
+  return v;
+}
+
+// A model of R ranks x S steps of 100 ms with host gaps placed by hand.
+diagnose::job_model hand_model(std::size_t R, std::size_t S) {
+  diagnose::job_model m;
+  m.world_size = static_cast<int>(R);
+  for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(100 + s));
+  m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  m.iteration_ns.fill(100e6);
+  m.has_rank.assign(R, true);
+  m.host.measured = true;
+  m.host.gaps.assign(R, {});
+  m.host.new_kernels = xt::zeros<double>({R, S});
+  m.host.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  m.host.launch_interval_ns.fill(10e3);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s) {  // every step has a small gap (the step boundary)
+      diagnose::host_gap g;
+      g.step = s;
+      g.start_ns = 0;
+      g.end_ns = 1'000'000;
+      g.gpu_idle_ns = 200e3 + 10e3 * static_cast<double>((r + s) % 3);
+      g.cpu_busy_ns = 900e3;
+      g.top_ops = {{"aten::copy_", 900e3}};
+      m.host.gaps[r].push_back(g);
+    }
+  return m;
+}
+
+void stall_at(diagnose::job_model& m, int rank, std::size_t step, double idle_ns, double busy_ns, const char* op) {
+  auto& g = m.host.gaps[static_cast<std::size_t>(rank)][step];
+  g.gpu_idle_ns = idle_ns;
+  g.start_ns = 0;
+  g.end_ns = static_cast<std::int64_t>(idle_ns);
+  g.cpu_busy_ns = busy_ns;
+  g.top_ops = {{op, busy_ns}};
+}
+
+}  // namespace
+
+TEST_CASE("host stalls on simulated jobs: JIT compilation on the right rank and step, with its new kernels",
+          "[l4][host]") {
+  for (const auto& c : host_cases) {
+    const auto rep = diagnose_traces(c, sim::scenario::jit_stall);
+    const auto stalls = of_kind(rep, "host_stall");
+    INFO("layout " << c.layout << ", seed " << c.seed);
+    REQUIRE(stalls.size() == 1);
+    const auto& f = *stalls.front();
+    CHECK(f.level == "L4");
+    CHECK(f.phase == "jit_compilation");
+    CHECK(f.first_step == f.last_step);
+    const auto* k = f.evidence.find("new_kernels");
+    REQUIRE(k);
+    CHECK(k->text.find("triton") != std::string::npos);
+    CHECK(f.evidence.number("gpu_idle_ns") > 300e6);  // the 450 ms stall, less what overlapped
+    // It is the story of that rank and step: no rank holds the job back "around" it.
+    for (const auto& g : rep.findings) CHECK(g.kind != "holds_back");
+  }
+}
+
+TEST_CASE("host stalls on simulated jobs: GC pauses every 4 steps on changing ranks are one periodic finding",
+          "[l4][host]") {
+  for (const auto& c : host_cases) {
+    const auto rep = diagnose_traces(c, sim::scenario::gc_pauses, 24);
+    const auto stalls = of_kind(rep, "host_stall");
+    INFO("layout " << c.layout << ", seed " << c.seed);
+    REQUIRE(stalls.size() == 1);
+    const auto& f = *stalls.front();
+    CHECK(f.phase == "garbage_collection");
+    CHECK(f.evidence.number("period_steps") == 4);
+    CHECK(f.evidence.find("steps")->numbers.size() >= 3);
+    CHECK(f.summary.find("every 4 steps") != std::string::npos);
+    CHECK(f.evidence.find("host_ops")->text.find("gc.collect") != std::string::npos);
+    // The job's slow steps are one periodic L1 window, linked to the stalls that cause them.
+    for (const auto& w : rep.findings)
+      if (w.kind == "slow_window" && w.ranks.empty() && w.evidence.find("pattern")->text == "recurring") {
+        CHECK(w.evidence.number("period_steps") == 4);
+        CHECK(w.summary.find("one every 4 steps") != std::string::npos);
+        REQUIRE(w.evidence.find("co_occurs_with"));
+        CHECK(w.evidence.find("co_occurs_with")->text.find("host_stall") != std::string::npos);
+      }
+  }
+}
+
+TEST_CASE("recurrence periods: the gcd of the gaps when most gaps are exactly it", "[l4][host][l1]") {
+  CHECK(diagnose::recurrence_period({8, 14, 20, 26, 32, 38}) == 6);
+  CHECK(diagnose::recurrence_period({3, 8, 13, 23, 28}) == 5);  // one missed
+  CHECK(diagnose::recurrence_period({3, 4, 11, 20}) == 0);      // irregular
+  CHECK(diagnose::recurrence_period({2, 12, 22}) == 10);
+  CHECK(diagnose::recurrence_period({2, 12}) == 0);          // two are no pattern
+  CHECK(diagnose::recurrence_period({4, 10, 12, 18}) == 0);  // gcd 2, never exactly 2
+}
+
+TEST_CASE("a host that launches late: the idle-phase straggler says so, with its launch pace against its peers'",
+          "[l4][host]") {
+  for (const auto& c : host_cases) {
+    const auto rep = diagnose_traces(c, sim::scenario::host_launch_delay);
+    INFO("layout " << c.layout << ", seed " << c.seed);
+    bool said = false;
+    for (const auto& f : rep.findings)
+      if (f.kind == "straggler" && f.phase == "idle") {
+        CHECK(f.evidence.number("launch_interval_ratio") > 5);
+        CHECK(f.summary.find("launches late") != std::string::npos);
+        said = true;
+      }
+    CHECK(said);
+    CHECK(of_kind(rep, "host_stall").empty());
+  }
+}
+
+TEST_CASE("host stalls: none on healthy jobs, compute stragglers or slow links", "[l4][host]") {
+  for (const auto& c : host_cases)
+    for (auto s : {sim::scenario::healthy, sim::scenario::compute_straggler, sim::scenario::dp_link}) {
+      sim::job_config probe;
+      probe.sizes = parse_parallel_sizes(c.layout);
+      try {
+        sim::plan_faults(s, probe);
+      } catch (const invalid_argument&) {
+        continue;
+      }
+      const auto rep = diagnose_traces(c, s);
+      INFO("layout " << c.layout << ", seed " << c.seed << ", scenario " << to_string(s));
+      CHECK(of_kind(rep, "host_stall").empty());
+      if (s == sim::scenario::healthy) CHECK(rep.findings.empty());
+    }
+}
+
+TEST_CASE("host stall causes from what the host recorded: nothing, a data loader, another operator", "[l4][host]") {
+  auto m = hand_model(4, 12);
+  stall_at(m, 1, 5, 40e6, 1e6, "aten::copy_");                                                     // host absent
+  stall_at(m, 2, 7, 30e6, 29e6, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");  // loader
+  stall_at(m, 3, 9, 25e6, 24e6, "aten::nonzero");                                                  // busy elsewhere
+  stall_at(m, 0, 0, 90e6, 1e6, "aten::copy_");  // the first step is warm-up: not judged
+  const auto found = diagnose::find_host_stalls(m);
+  REQUIRE(found.stalls.size() == 3);
+  CHECK(found.stalls[0].cause == diagnose::host_cause::host_absent);
+  CHECK(found.stalls[0].ranks == std::vector<int>{1});
+  CHECK(found.stalls[0].steps == std::vector<std::int64_t>{105});
+  CHECK(found.stalls[1].cause == diagnose::host_cause::data_loader);
+  CHECK(found.stalls[2].cause == diagnose::host_cause::host_busy);
+  CHECK(found.stalls[2].cpu_busy_fraction == Approx(0.96));
+  // Below the size threshold (5 % of the 100 ms step) nothing is a stall, however regular the rest.
+  auto small = hand_model(4, 12);
+  stall_at(small, 1, 5, 4e6, 1e6, "aten::copy_");
+  CHECK(diagnose::find_host_stalls(small).stalls.empty());
+  // New kernels in the step make it JIT compilation, whatever the host ran.
+  auto jit = hand_model(4, 12);
+  stall_at(jit, 2, 6, 50e6, 49e6, "CompiledFunction");
+  jit.host.new_kernels(2, 6) = 2;
+  jit.host.new_kernel_names[{2, 6}] = {"triton_poi_fused_add_0", "triton_red_fused_sum_1"};
+  const auto j = diagnose::find_host_stalls(jit);
+  REQUIRE(j.stalls.size() == 1);
+  CHECK(j.stalls[0].cause == diagnose::host_cause::jit_compilation);
+  CHECK(j.stalls[0].new_kernels.size() == 2);
+  diagnose::host_stall_options bad;
+  bad.busy_fraction = 1.5;
+  CHECK_THROWS_AS(diagnose::find_host_stalls(m, bad), invalid_argument);
+  bad = {};
+  bad.period_min = 1;
+  CHECK_THROWS_AS(diagnose::find_host_stalls(m, bad), invalid_argument);
+}
+
+TEST_CASE("recurring host stalls: a period where the steps have one, irregular ones listed without", "[l4][host]") {
+  auto periodic = hand_model(8, 30);
+  for (std::size_t s : {3u, 8u, 13u, 23u, 28u})  // every 5 steps, one missed
+    stall_at(periodic, static_cast<int>(s % 8), s, 60e6, 58e6, "gc.collect");
+  const auto p = diagnose::find_host_stalls(periodic);
+  REQUIRE(p.stalls.size() == 1);
+  CHECK(p.stalls[0].cause == diagnose::host_cause::garbage_collection);
+  CHECK(p.stalls[0].period_steps == 5);
+  CHECK(p.stalls[0].steps.size() == 5);
+  CHECK(p.stalls[0].ranks.size() == 5);
+  auto irregular = hand_model(8, 30);
+  for (std::size_t s : {3u, 4u, 11u, 20u}) stall_at(irregular, 1, s, 60e6, 1e6, "aten::copy_");
+  const auto q = diagnose::find_host_stalls(irregular);
+  REQUIRE(q.stalls.size() == 1);
+  CHECK(q.stalls[0].period_steps == 0);
+  CHECK(q.stalls[0].steps.size() == 4);
+  // Two occurrences are not a pattern: one finding per step.
+  auto twice = hand_model(8, 30);
+  stall_at(twice, 1, 6, 60e6, 1e6, "aten::copy_");
+  stall_at(twice, 4, 16, 60e6, 1e6, "aten::copy_");
+  CHECK(diagnose::find_host_stalls(twice).stalls.size() == 2);
+}
+
+TEST_CASE("findings in the same steps name each other: a host stall and the job's slow step", "[l4][host]") {
+  const auto rep = diagnose_traces(host_cases[0], sim::scenario::jit_stall);
+  const finding* stall = nullptr;
+  const finding* window = nullptr;
+  for (const auto& f : rep.findings) {
+    if (f.kind == "host_stall") stall = &f;
+    if (f.kind == "slow_window" && f.ranks.empty()) window = &f;
+  }
+  REQUIRE(stall);
+  REQUIRE(window);
+  const auto* a = stall->evidence.find("co_occurs_with");
+  const auto* b = window->evidence.find("co_occurs_with");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->text.find("slow_window") != std::string::npos);
+  CHECK(b->text.find("host_stall") != std::string::npos);
+}
+
+TEST_CASE("host activity is not measured from summaries, and nothing is claimed without it", "[l4][host]") {
+  sim::job_config cfg;
+  cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=2");
+  cfg.steps = 8;
+  const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::jit_stall);
+  CHECK_FALSE(m.host.measured);
+  CHECK(diagnose::find_host_stalls(m).stalls.empty());
+}
