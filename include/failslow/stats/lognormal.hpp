@@ -11,6 +11,12 @@
 //       F(x) = sum_c w_c F_c(x),  F_c(x) = Phi((ln x - mu_c) / sigma_c)
 //   optionally truncated: each component restricted to its cluster's [min, max] and
 //   renormalised, F_c(x) = (G(clip(x)) - G(min)) / (G(max) - G(min)).
+//   reconstruct_cluster(summary) uses everything a cluster stores (count, min, max, mean,
+//   variance, p50, p90, p99): a lognormal with sigma from p99, p90, both (least squares) or the
+//   coefficient of variation, or a piecewise log-uniform CDF through min, p50, p90, p99 and max,
+//   whichever predicts the stored statistics best (see its comment; window summaries rebuild
+//   their clusters with it, compress/window_summary.hpp). log_uniform_piece(lo, hi, w) is a
+//   component whose CDF rises linearly in ln x on [lo, hi] (a truncated lognormal of huge sigma).
 //   quantile(p) = inf { x : F(x) >= p }, by safeguarded root finding (TOMS 748) in log x,
 //   bracketed by the component quantiles (a mixture quantile lies between them), with point
 //   masses handled exactly; above the median it solves S(x) = 1 - p with the survival
