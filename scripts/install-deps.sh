@@ -10,7 +10,7 @@ packages=(
   libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
   libzstd-dev  # the .fsum codec's entropy stage (optional: failslow::zstd)
   python3 python3-numpy python3-scipy
-  pybind11-dev python3-pybind11 python3-pytest python3-torch  # the Python module and its tests (a real torch.distributed job)
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-torch  # the Python module and its tests (a real torch.distributed job)
   prometheus  # promtool checks the metrics (tests/promtool_check.sh); its daemon is not needed
   clang-format clang-tidy
   librsvg2-bin chromium  # rsvg-convert and headless Chromium check the figures (tests/figures/check_figures.py)

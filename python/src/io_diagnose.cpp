@@ -96,7 +96,7 @@ py::object distributed_dict(const std::optional<failslow::io::distributed_info>&
     groups.append(pg);
   }
   d["pg_config"] = groups;
-  return std::move(d);
+  return py::object(std::move(d));
 }
 
 py::dict read_traces(const std::vector<std::string>& paths, unsigned threads, bool assume_missing_ranks,
