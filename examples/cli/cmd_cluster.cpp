@@ -37,7 +37,7 @@ void run(const cluster_options& o) {
   // (zero-length events) have no logarithm and are counted in skipped.nonpositive.
   auto input = o.input;
   input.nonnegative = !o.linear;
-  const auto data = failslow::io::read_values_file(o.file, input);
+  auto data = failslow::io::read_values_file(o.file, input);
   const auto usable_count = static_cast<std::size_t>(std::count_if(
       data.values.begin(), data.values.end(), [&](double v) { return std::isfinite(v) && (o.linear || v > 0); }));
   if (usable_count == 0)
@@ -51,10 +51,12 @@ void run(const cluster_options& o) {
   opt.min_depth = o.min_depth;
   opt.min_fraction = o.min_fraction;
   const st::valley_clustering c = st::find_valleys(data.values, opt);
-  std::vector<double> usable;
-  usable.reserve(usable_count);
-  for (double v : data.values)
-    if (std::isfinite(v) && (o.linear || v > 0)) usable.push_back(v);
+  const std::size_t values = data.values.size();
+  // The usable values summarised, filtered in place (no copy of a large data set).
+  auto& usable = data.values;
+  usable.erase(std::remove_if(usable.begin(), usable.end(),
+                              [&](double v) { return !(std::isfinite(v) && (o.linear || v > 0)); }),
+               usable.end());
   const st::distribution_summary s = st::summarize(usable.begin(), usable.end(), c.boundaries);
 
   nlohmann::json out;
@@ -64,7 +66,7 @@ void run(const cluster_options& o) {
   out["bandwidth_rule"] = std::string(st::to_string(opt.kde.bandwidth.rule));
   out["bandwidth"] = c.density.bandwidth;
   out["grid_points"] = c.density.grid.points;
-  out["values"] = data.values.size();
+  out["values"] = values;
   out["used"] = c.density.used;
   out["skipped"] = {{"nonfinite", c.density.skipped_nonfinite}, {"nonpositive", c.density.skipped_nonpositive}};
   out["boundaries"] = c.boundaries;

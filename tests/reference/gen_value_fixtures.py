@@ -16,7 +16,8 @@ Standard library only. It writes tests/reference/io/values.json:
 Values are Python's float() of each field's text (correctly rounded, as std::from_chars), written
 as float.hex so that the test compares the doubles bit for bit. The number forms come from a fixed
 random.Random(11): shortest repr, %.17g, %e, %.3f, leading '+' and zeros, '.5', '5.', 'E'
-exponents, spaces around the field, subnormals and the largest double. The CSV cases put a quoted
+exponents, spaces around the field, subnormals and the largest double, and the edges of the
+reader's exact fast path (15/16 significant digits, 10^22/10^23). The CSV cases put a quoted
 kernel name with commas before the value column. Where failslow's grammar is stricter than
 float() the case says so: digit separators ('1_000'), inf/nan without allow_nonfinite, hex.
 """
@@ -55,7 +56,11 @@ def number_texts(rng, n):
             t = repr(float(int(abs(v))))
         out.append(t)
     out += [".5", "5.", "1e5", "1E-5", "-0", "0.0", "4.9e-324", "2.2250738585072014e-308",
-            "1.7976931348623157e308", "123456789012345678901234567890", "0.1", "3"]
+            "1.7976931348623157e308", "123456789012345678901234567890", "0.1", "3",
+            # the edges of the exact fast path (15 significant digits, powers of ten up to 22)
+            "999999999999999", "9999999999999999", "9007199254740993", "1e22", "1e23", "-1E-22",
+            "1e-23", "123456789012345e-22", "1.23456789012345e+22", "0.000000000000000000001",
+            "0.3", "2.675", "1.005", "000000000000000000000012.5"]
     return out
 
 
