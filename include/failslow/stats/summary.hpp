@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "failslow/stats/descriptive.hpp"
@@ -93,6 +95,9 @@ distribution_summary summarize(It first, It last, const std::vector<double>& bou
   distribution_summary out;
   out.boundaries = boundaries;
   std::vector<double> v;
+  if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                  typename std::iterator_traits<It>::iterator_category>)
+    v.reserve(static_cast<std::size_t>(last - first));  // one allocation, not log2(n) regrowths
   for (; first != last; ++first) {
     const auto x = static_cast<double>(*first);
     if (std::isfinite(x))
