@@ -184,8 +184,8 @@ void inspect_summaries(const inspect_options& o) {
   for (const auto& k : tj) {
     std::string name = k["name"].get<std::string>();
     if (name.size() > 90) name = name.substr(0, 87) + "...";
-    std::cout << "  " << ms(static_cast<std::int64_t>(k["total_ns"].get<double>())) << "  " << k["count"].dump()
-              << "x  [" << k["class"].get<std::string>() << "]  " << name << '\n';
+    std::cout << "  " << ms(k["total_ns"].get<double>()) << "  " << k["count"].dump() << "x  ["
+              << k["class"].get<std::string>() << "]  " << name << '\n';
   }
 }
 
