@@ -504,7 +504,6 @@ void run(const compress_options& o) {
 
   collect::mpi_collector_options co;
   co.codec = codec_options_of(o);
-  co.codec.zstd_level = 0;  // the collector re-encodes without flush(): no zstd groups there
   co.diagnose = false;
   co.merged_fsum = true;
   collect::mpi_collector collector(MPI_COMM_WORLD, co);

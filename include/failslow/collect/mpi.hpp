@@ -305,6 +305,7 @@ class mpi_collector {
     blocking_ = blocking;
     result_ = gather_result{};
     result_.round = ++round_;
+    if (encoder_) encoder_->flush(next_);  // the zstd stage's last group (a no-op without it)
     send_ = std::move(next_);
     next_.clear();
     encoder_.reset();  // each round's message is self-contained
@@ -671,6 +672,7 @@ class mpi_collector {
     compress::summary_encoder enc([this](name_id k) { return std::string(names_.name(k)); }, opt_.codec);
     std::string out = enc.header();
     for (const auto& w : windows) enc.encode(w, out);
+    enc.flush(out);
     return out;
   }
 

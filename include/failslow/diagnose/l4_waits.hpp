@@ -325,6 +325,10 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
       out.notes.push_back("L4: who waited for whom needs traces (summaries keep no collective instances)");
     return out;
   }
+  out.notes.push_back("L4: " + std::to_string(w.collectives - w.unmatched) + " of " + std::to_string(w.collectives) +
+                      " collective kernels matched across ranks into " + std::to_string(w.instances) + " instances (" +
+                      std::to_string(w.pairs) + " point-to-point pairs); clocks " +
+                      (w.clocks_aligned ? "aligned on them" : "not aligned (no instance links the traces)"));
   if (w.unmatched > 0)
     out.notes.push_back("L4: " + std::to_string(w.unmatched) + " of " + std::to_string(w.collectives) +
                         " collective kernels were matched to no instance (" + std::to_string(w.keys_skipped) +
