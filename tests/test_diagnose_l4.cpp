@@ -3,7 +3,9 @@
 // blamed on the last arriver with cascades passed to their root, and the rank that holds the
 // job back -- found on simulated jobs of several sizes, seeds and clock skews, never a victim,
 // and quiet on healthy jobs.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
@@ -185,4 +187,35 @@ TEST_CASE("the report: the straggler's finding carries the wait it costs, and su
   bool said = false;
   for (const auto& n : srep.notes) said = said || n.find("L4") != std::string::npos;
   CHECK(said);
+}
+
+TEST_CASE("the pipeline's cost: a slow stage makes the other stages wait in transfers, it does not", "[l4][pipeline]") {
+  const std::vector<l4_job_case> cases = {{2, 4, 2, 1, 500}, {2, 4, 4, 2, 0}, {1, 4, 4, 5, 1000}, {2, 2, 4, 7, 200}};
+  for (const auto& c : cases) {
+    const auto tj = failslow_test::simulate_traces(l4_config(c, 16), sim::scenario::slow_stage);
+    const auto& fault = tj.job.truth.faults.front();
+    INFO("layout tp " << c.tp << " pp " << c.pp << " dp " << c.dp << ", seed " << c.seed << ", fault " << fault.group);
+    const int slow = std::atoi(fault.group.c_str() + 6);  // "stage:s"
+    const auto m = l4_model_of(tj);
+    // Over the fault's steps against the others: the slow stage's transfer waits do not grow,
+    // every other stage's do (by more than 1 % of a step).
+    const auto first =
+        static_cast<std::size_t>(std::lower_bound(m.steps.begin(), m.steps.end(), fault.first_step) - m.steps.begin());
+    const auto change = diagnose::pipeline_wait_change(m, tj.job.topo, first, m.step_count() - 1);
+    REQUIRE(change.size() == static_cast<std::size_t>(c.pp));
+    const double step = m.iteration_ns(0, 1);
+    for (int s = 0; s < c.pp; ++s) {
+      if (s == slow)
+        CHECK(change[static_cast<std::size_t>(s)] < 0.01 * step);
+      else
+        CHECK(change[static_cast<std::size_t>(s)] > 0.01 * step);
+    }
+  }
+  // Nothing to say without pipeline stages, and nothing on a healthy pipeline.
+  const auto flat = failslow_test::simulate_traces(l4_config({1, 1, 8, 3, 0}, 10), sim::scenario::compute_straggler);
+  CHECK(diagnose::pipeline_wait_change(l4_model_of(flat), flat.job.topo, 5, 9).empty());
+  const auto healthy = failslow_test::simulate_traces(l4_config({2, 4, 2, 4, 300}, 16), sim::scenario::healthy);
+  const auto hm = l4_model_of(healthy);
+  for (double d : diagnose::pipeline_wait_change(hm, healthy.job.topo, 6, hm.step_count() - 1))
+    CHECK(std::abs(d) < 0.01 * hm.iteration_ns(0, 1));
 }

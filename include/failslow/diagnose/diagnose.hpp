@@ -50,6 +50,10 @@
 //     slower than its peers' (l4_host.hpp late_launch) gets evidence launch_interval_ns,
 //     peer_launch_interval_ns, launch_interval_ratio and the words "its host launches late".
 //     L1 recurring windows with a regular period add period_steps.
+//   A finding that names one rank (straggler, degraded_kernel, holds_back) or a stage
+//     (slow_stage) in a pipeline, with wait attribution, gets pipeline_wait_change_ns (per stage,
+//     l4_waits.hpp pipeline_wait_change) and, when another stage's transfers wait 1 % of a step
+//     more, pipeline_bubble_ns (the largest) and the words "the pipeline waits for stage s".
 //   Co-occurring findings: findings of different kinds (not two L1 windows) that share at least
 //     two steps, or the one step of a single-step finding, name each other in evidence
 //     "co_occurs_with" (their kinds and step ranges), so a slow allocator call and all-reduce
@@ -63,6 +67,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <utility>
@@ -553,6 +558,38 @@ inline std::vector<std::int64_t> finding_steps(const finding& f) {
   return out;
 }
 
+// The pipeline bubble a slow stage opens (l4_waits.hpp pipeline_wait_change): the other stages'
+// transfer waits per step, as evidence, and in the summary when one grew by 1 % of a step.
+inline void add_pipeline_cost(finding& f, const job_model& m, const topology& topo, int stage, std::size_t first,
+                              std::size_t last) {
+  const auto change = pipeline_wait_change(m, topo, first, last);
+  if (change.empty() || stage < 0 || static_cast<std::size_t>(stage) >= change.size()) return;
+  f.evidence.add("pipeline_wait_change_ns", change);
+  std::vector<double> iters;
+  for (std::size_t r = 0; r < m.rank_count(); ++r)
+    for (std::size_t k = first; k <= last; ++k)
+      if (!std::isnan(m.iteration_ns(r, k))) iters.push_back(m.iteration_ns(r, k));
+  if (iters.empty()) return;
+  const double step = stats::median(iters);
+  std::string words;
+  double most = 0;
+  for (std::size_t s = 0; s < change.size(); ++s) {
+    if (static_cast<int>(s) == stage || !(change[s] > 0)) continue;
+    most = std::max(most, change[s]);
+    words +=
+        (words.empty() ? "" : ", ") + std::string("stage ") + std::to_string(s) + " +" + format_duration(change[s]);
+  }
+  if (!(most >= 0.01 * step)) return;
+  // Downstream stages whose extra wait grows with their distance from the slow one (by 0.5 % of
+  // a step at least from one stage to the next: amplification, not noise).
+  bool grows = static_cast<std::size_t>(stage) + 2 < change.size();
+  for (std::size_t s = static_cast<std::size_t>(stage) + 2; grows && s < change.size(); ++s)
+    grows = change[s] >= change[s - 1] + 0.005 * step && change[s - 1] > 0;
+  f.evidence.add("pipeline_bubble_ns", most);
+  f.summary += "; the pipeline waits for stage " + std::to_string(stage) + ": transfers wait more per step on " +
+               words + (grows ? ", growing downstream" : "") + " (L4)";
+}
+
 // Findings of different kinds in the same steps name each other (see the synopsis).
 inline void link_co_occurring(std::vector<finding>& fs) {
   std::vector<std::vector<std::int64_t>> steps(fs.size());
@@ -686,6 +723,21 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     }
     rep.notes.insert(rep.notes.end(), host.notes.begin(), host.notes.end());
   }
+  // L4 pipeline cost: what a slow rank or stage makes the other stages wait in transfers.
+  if (m.waits.available && topo.size(parallel_dim::pp) > 1 && topo.world_size() == m.world_size)
+    for (auto& f : rep.findings) {
+      int stage = -1;
+      if ((f.kind == "straggler" || f.kind == "holds_back" || f.kind == "degraded_kernel") && f.ranks.size() == 1)
+        stage = topo.coordinate(f.ranks.front(), parallel_dim::pp);
+      else if (f.kind == "slow_stage" && f.group.rfind("stage:", 0) == 0)
+        stage = std::atoi(f.group.c_str() + 6);
+      if (stage < 0) continue;
+      const auto a = std::lower_bound(m.steps.begin(), m.steps.end(), f.first_step);
+      const auto b = std::upper_bound(m.steps.begin(), m.steps.end(), f.last_step);
+      if (a == m.steps.end() || b == m.steps.begin() || a >= b) continue;
+      detail::add_pipeline_cost(f, m, topo, stage, static_cast<std::size_t>(a - m.steps.begin()),
+                                static_cast<std::size_t>(b - m.steps.begin()) - 1);
+    }
   detail::link_co_occurring(rep.findings);
   sort_by_severity(rep.findings);
   return rep;

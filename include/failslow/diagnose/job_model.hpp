@@ -114,11 +114,12 @@ struct wait_attribution {
     double ns = 0;    ///< wait, summed over the job
   };
   bool available = false;
-  xt::xtensor<double, 2> waited_ns;  ///< rank x step: time spent waiting for a later arrival
-  xt::xtensor<double, 2> caused_ns;  ///< rank x step: others' wait blamed on the rank (root-resolved)
-  xt::xtensor<double, 2> late_ns;    ///< rank x step: its own lateness as the last arriver (over the second last)
-  std::vector<edge> edges;           ///< root -> victim, largest first (wait_options::max_edges)
-  std::vector<std::size_t> victims;  ///< per rank: how many ranks waited for it (all edges)
+  xt::xtensor<double, 2> waited_ns;      ///< rank x step: time spent waiting for a later arrival
+  xt::xtensor<double, 2> caused_ns;      ///< rank x step: others' wait blamed on the rank (root-resolved)
+  xt::xtensor<double, 2> late_ns;        ///< rank x step: its own lateness as the last arriver (over the second last)
+  xt::xtensor<double, 2> p2p_waited_ns;  ///< rank x step: the part of waited_ns in point-to-point transfers (pipeline)
+  std::vector<edge> edges;               ///< root -> victim, largest first (wait_options::max_edges)
+  std::vector<std::size_t> victims;      ///< per rank: how many ranks waited for it (all edges)
   std::vector<std::string> phase_before_late;  ///< per rank: what it ran before its late arrivals
   std::uint64_t collectives = 0, instances = 0, pairs = 0, unmatched = 0, keys_skipped = 0;
   bool clocks_aligned = false;

@@ -35,6 +35,10 @@
 //     - it is late by that much over its peers' median in at least max(min_steps,
 //       persistence x the range's steps) steps of the range.
 //   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
+//   The pipeline's cost (pipeline_wait_change): per rank and step waits in point-to-point
+//   transfers are kept apart (p2p_waited_ns); for a slow rank or stage over [first, last], per
+//   stage the change of its ranks' transfer waits against the other steps -- the stages the
+//   delay propagates to wait more, the slow one does not (its peers wait for it).
 // Complexity: O(n log n) in the collective kernels; findings O(ranks x steps).
 // Accuracy: arrivals are as good as the clock alignment (waits.clocks_aligned; its spread is
 //   tens of microseconds on real traces), so waits below that are noise and count for nothing.
@@ -143,6 +147,7 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
   w.waited_ns = xt::zeros<double>({R, S});
   w.caused_ns = xt::zeros<double>({R, S});
   w.late_ns = xt::zeros<double>({R, S});
+  w.p2p_waited_ns = xt::zeros<double>({R, S});
   w.phase_before_late.assign(R, std::string());
   if (n < 2 || S == 0) return;
 
@@ -261,6 +266,8 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
       const auto k = step_of[mem.trace][mem.event];
       if (k < 0) continue;
       w.waited_ns(static_cast<std::size_t>(row[mem.trace]), static_cast<std::size_t>(k)) += wait;
+      if (inst.point_to_point)
+        w.p2p_waited_ns(static_cast<std::size_t>(row[mem.trace]), static_cast<std::size_t>(k)) += wait;
       for (const auto& [root, f] : blame) {
         if (row[root] < 0) continue;
         w.caused_ns(static_cast<std::size_t>(row[root]), static_cast<std::size_t>(k)) += wait * f;
@@ -284,6 +291,45 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
   for (const auto& e : w.edges)
     if (e.root >= 0) ++w.victims[static_cast<std::size_t>(e.root)];
   if (w.edges.size() > options.max_edges) w.edges.resize(options.max_edges);
+}
+
+/// What a slow rank or stage costs the pipeline (see the synopsis): per stage, the change of its
+/// ranks' point-to-point waits (median over the stage's ranks of the mean per step) over model
+/// steps [first, last] against the other steps (the first step, warm-up, left out). Empty
+/// without wait attribution, with one stage, or without steps outside the range.
+inline std::vector<double> pipeline_wait_change(const job_model& m, const topology& topo, std::size_t first,
+                                                std::size_t last) {
+  const int pp = topo.size(parallel_dim::pp);
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  if (!m.waits.available || pp < 2 || topo.world_size() != m.world_size || first > last || last >= S ||
+      m.waits.p2p_waited_ns.shape()[0] != R)
+    return {};
+  std::vector<std::vector<double>> per_stage(static_cast<std::size_t>(pp));
+  bool outside = false;
+  for (std::size_t r = 0; r < R; ++r) {
+    if (!m.has_rank[r]) continue;
+    double in = 0, out = 0;
+    std::size_t n_in = 0, n_out = 0;
+    for (std::size_t k = 1; k < S; ++k) {
+      if (std::isnan(m.iteration_ns(r, k))) continue;
+      const double v = m.waits.p2p_waited_ns(r, k);
+      if (k >= first && k <= last) {
+        in += v;
+        ++n_in;
+      } else {
+        out += v;
+        ++n_out;
+      }
+    }
+    if (n_in == 0 || n_out == 0) continue;
+    outside = true;
+    per_stage[static_cast<std::size_t>(topo.coordinate(static_cast<int>(r), parallel_dim::pp))].push_back(
+        in / static_cast<double>(n_in) - out / static_cast<double>(n_out));
+  }
+  if (!outside) return {};
+  std::vector<double> change;
+  for (auto& v : per_stage) change.push_back(v.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::median(v));
+  return change;
 }
 
 struct l4_options {
