@@ -282,4 +282,11 @@ TEST_CASE("the compressor's radix sort of durations equals std::sort", "[compres
   CHECK(std::isnan(mixed[198]));
   CHECK(std::isnan(mixed[199]));
   CHECK(std::is_sorted(mixed.begin(), mixed.begin() + 198));
+  // -0.0 is >= 0, but its sign bit would put it after every positive value in the radix order.
+  std::vector<double> signed_zero(100);
+  for (std::size_t i = 0; i < signed_zero.size(); ++i) signed_zero[i] = static_cast<double>((i * 37) % 100);
+  signed_zero[42] = -0.0;
+  failslow::stats::detail::sort_nonnegative(signed_zero.data(), signed_zero.size(), scratch);
+  CHECK(std::is_sorted(signed_zero.begin(), signed_zero.end()));
+  CHECK(signed_zero.back() == 99.0);
 }
