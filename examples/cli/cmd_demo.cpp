@@ -53,7 +53,8 @@ void run() {
     if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
     std::cout << std::setw(14) << to_string(cls) << std::setw(12) << id << std::setw(20) << peers << shown << '\n';
   }
-  std::cout << "\n(The simulator and the diagnosis will replace this demo with a faulty job and its diagnosis.)\n";
+  std::cout << "\nA whole job with a fault and its diagnosis: scripts/main-job.sh, or failslow simulate then failslow "
+               "diagnose.\n";
 }
 
 }  // namespace
