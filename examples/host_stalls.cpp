@@ -34,8 +34,8 @@ int main() {
                 job.truth.faults.front().description.c_str());
     for (const auto& s : found.stalls) {
       std::printf("  %s on %zu rank(s), %zu step(s) from %lld, GPU idle %.1f ms each, host busy %.0f %%",
-                  diagnose::to_string(s.cause), s.ranks.size(), s.steps.size(),
-                  static_cast<long long>(s.steps.front()), s.gpu_idle_ns / 1e6, 100 * s.cpu_busy_fraction);
+                  diagnose::to_string(s.cause), s.ranks.size(), s.steps.size(), static_cast<long long>(s.steps.front()),
+                  s.gpu_idle_ns / 1e6, 100 * s.cpu_busy_fraction);
       if (s.period_steps > 0) std::printf(", every %lld steps", static_cast<long long>(s.period_steps));
       if (!s.top_ops.empty()) std::printf(", host ran %s", s.top_ops.front().first.c_str());
       if (!s.new_kernels.empty()) std::printf(", %zu new kernel(s)", s.new_kernels.size());

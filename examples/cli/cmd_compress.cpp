@@ -13,8 +13,8 @@
 // output says which: "fidelity": {"mode", "sampled", "windows_evaluated", "windows_total",
 // "pairs", "pairs_total", ...}.
 #include <algorithm>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <failslow/compress/codec.hpp>
@@ -179,7 +179,7 @@ std::string encode_share(const compressed_share& share, const compress::codec_op
 struct fidelity_figures {
   std::vector<double> rel_w1;  // W1 / mean per evaluated (window, key) pair
   std::uint64_t zero_mean_keys = 0, windows_evaluated = 0, pairs_total = 0;
-  std::size_t names = 0;        // keys in the decoded dictionary
+  std::size_t names = 0;         // keys in the decoded dictionary
   std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ)
 };
 
@@ -305,15 +305,10 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
                 {"vs_32B_records", ratio(total.compressed * 32)}};
   // sampled: the figures come from part of the windows (never with --no-fidelity: no figures).
   const bool sampled = mode == fidelity_mode::sample && fid.windows_evaluated < windows;
-  j["fidelity"] = {{"mode", to_string(mode)},
-                   {"sampled", sampled},
-                   {"windows_evaluated", fid.windows_evaluated},
-                   {"windows_total", windows},
-                   {"pairs", rel_w1.size()},
-                   {"zero_duration_pairs", fid.zero_mean_keys},
-                   {"pairs_total", fid.pairs_total},
-                   {"w1_rel_median", nullptr},
-                   {"w1_rel_p95", nullptr}};
+  j["fidelity"] = {
+      {"mode", to_string(mode)},        {"sampled", sampled},       {"windows_evaluated", fid.windows_evaluated},
+      {"windows_total", windows},       {"pairs", rel_w1.size()},   {"zero_duration_pairs", fid.zero_mean_keys},
+      {"pairs_total", fid.pairs_total}, {"w1_rel_median", nullptr}, {"w1_rel_p95", nullptr}};
   if (mode == fidelity_mode::sample) j["fidelity"]["sample_pairs_limit"] = pairs_limit;
   if (mode != fidelity_mode::off) {  // no numbers for what was not measured
     j["fidelity"]["w1_rel_median"] = quantile_of_sorted(rel_w1, 0.5);
@@ -335,10 +330,11 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
   std::printf("%zu trace(s) -> %s: %llu windows, %zu kernel keys\n", traces, o.out.c_str(),
               static_cast<unsigned long long>(total.windows), fid.names);
   if (mpi)
-    std::printf("compressed by %d MPI processes on %d node(s); the root gathered %llu-byte shares at most in %.3f s, "
-                "merged in %.3f s\n",
-                mpi->processes, mpi->nodes, static_cast<unsigned long long>(mpi->largest_share_bytes), mpi->gather_s,
-                mpi->merge_s);
+    std::printf(
+        "compressed by %d MPI processes on %d node(s); the root gathered %llu-byte shares at most in %.3f s, "
+        "merged in %.3f s\n",
+        mpi->processes, mpi->nodes, static_cast<unsigned long long>(mpi->largest_share_bytes), mpi->gather_s,
+        mpi->merge_s);
   for (const auto& f : skipped_files) std::printf("skipped (JSON without traceEvents): %s\n", f.c_str());
   std::printf("GPU events: %llu compressed, %llu outside steps, %llu skipped; %llu host events not compressed\n",
               static_cast<unsigned long long>(total.compressed), static_cast<unsigned long long>(total.outside_steps),
@@ -467,7 +463,8 @@ void run(const compress_options& o) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const fidelity_mode mode = mode_of(o);
-  const std::size_t pairs_limit = (o.fidelity_pairs + static_cast<std::size_t>(size) - 1) / static_cast<std::size_t>(size);
+  const std::size_t pairs_limit =
+      (o.fidelity_pairs + static_cast<std::size_t>(size) - 1) / static_cast<std::size_t>(size);
   std::optional<compressed_share> loaded;
   std::string bytes;
   fidelity_figures fid;

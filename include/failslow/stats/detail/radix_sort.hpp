@@ -22,7 +22,7 @@ namespace failslow::stats::detail {
 template <class Vector>
 void sort_nonnegative(double* x, std::size_t n, Vector& scratch) {
   constexpr std::size_t small = 64;
-  bool plain = n < small || n > 0xFFFFFFFFu;                             // the histograms count in 32 bits
+  bool plain = n < small || n > 0xFFFFFFFFu;  // the histograms count in 32 bits
   // Negative, NaN, or -0.0 (>= 0 but its sign bit would sort it after every positive value).
   for (std::size_t i = 0; !plain && i < n; ++i) plain = !(x[i] >= 0.0) || std::signbit(x[i]);
   if (plain) {  // NaNs last: std::sort needs a strict weak order, which < alone is not with NaN
