@@ -54,6 +54,7 @@
 #include "failslow/core/event.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
+#include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/trace/detail/correlation_map.hpp"
 #include "failslow/trace/idle.hpp"
@@ -133,11 +134,6 @@ inline bool name_has(std::string_view name, std::initializer_list<std::string_vi
   for (auto w : words)
     if (lower.find(w) != std::string::npos) return true;
   return false;
-}
-
-inline double median_of(std::vector<double> v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::median(v);
 }
 
 }  // namespace detail
@@ -322,7 +318,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   for (std::size_t s = 0; s < S; ++s) {
     std::vector<double> col;
     for (std::size_t r = 0; r < R; ++r) col.push_back(m.iteration_ns(r, s));
-    job_iter[s] = detail::median_of(col);
+    job_iter[s] = detail::finite_median(col);
   }
   // Group: one cause, then by step; a cause seen in period_min or more steps recurs.
   for (host_cause c : {host_cause::jit_compilation, host_cause::garbage_collection, host_cause::data_loader,
@@ -402,8 +398,8 @@ inline launch_pace late_launch(const job_model& m, int rank, const std::vector<i
       if (p != rank && p >= 0 && static_cast<std::size_t>(p) < m.rank_count())
         others.push_back(h.launch_interval_ns(static_cast<std::size_t>(p), s));
   }
-  out.rank_ns = detail::median_of(own);
-  out.peers_ns = detail::median_of(others);
+  out.rank_ns = detail::finite_median(own);
+  out.peers_ns = detail::finite_median(others);
   if (out.peers_ns > 0) out.ratio = out.rank_ns / out.peers_ns;
   return out;
 }
