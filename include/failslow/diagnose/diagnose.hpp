@@ -101,11 +101,13 @@ namespace detail {
 using io::detail::format_duration;
 using io::detail::format_ratio;
 
+template <class = void>
 inline std::string step_range(std::int64_t a, std::int64_t b) {
   return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "-" + std::to_string(b);
 }
 
 /// "tp:1, dp:4, stage 2": where a rank sits (dimensions of size > 1).
+template <class = void>
 inline std::string placement(const topology& topo, int rank) {
   std::string s;
   for (parallel_dim d : all_parallel_dims) {
@@ -117,11 +119,13 @@ inline std::string placement(const topology& topo, int rank) {
 }
 
 /// "rank 39 (tp:19, dp:5, stage 2)": a rank as sentences name it.
+template <class = void>
 inline std::string rank_placed(const topology& topo, int rank) {
   const std::string where = placement(topo, rank);
   return "rank " + std::to_string(rank) + (where.empty() ? "" : " (" + where + ")");
 }
 
+template <class = void>
 inline finding l1_finding(const job_model& m, const slow_window& w) {
   finding f;
   f.level = "L1";
@@ -185,12 +189,14 @@ inline finding l1_finding(const job_model& m, const slow_window& w) {
   return f;
 }
 
+template <class = void>
 inline std::string straggler_kind_words(const phase_info& ph) {
   if (ph.role == phase_role::idle) return "host-bound";
   if (ph.cls == kernel_class::memory && !ph.annotated) return "memory";
   return "compute";
 }
 
+template <class = void>
 inline finding l2_finding(const job_model& m, const topology& topo, const straggler& st) {
   finding f;
   f.level = "L2";
@@ -249,6 +255,7 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
 }
 
 // "k1 1.49x, k2 1.48x, k3 1.50x and 17 more (1.48x-1.50x)": the first `shown` by name.
+template <class = void>
 inline std::string kernel_list(const job_model& m, const std::vector<std::pair<std::size_t, double>>& also,
                                std::size_t shown = 3) {
   std::string s;
@@ -269,14 +276,17 @@ inline std::string kernel_list(const job_model& m, const std::vector<std::pair<s
 }
 
 // Every kernel's full name with its ratio, for the evidence.
+template <class = void>
 inline std::string kernel_list_full(const job_model& m, const std::vector<std::pair<std::size_t, double>>& also) {
   return kernel_list(m, also, also.size());
 }
 
+template <class = void>
 inline std::string until(const job_model& m, std::size_t last) {
   return last + 1 < m.step_count() ? " to " + std::to_string(m.steps[last]) : "";
 }
 
+template <class = void>
 inline finding l3_kernel_finding(const job_model& m, const topology& topo, const degraded_kernel& d) {
   finding f;
   f.level = "L3";
@@ -331,6 +341,7 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
   return f;
 }
 
+template <class = void>
 inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
   finding f;
   f.level = "L3";
@@ -365,6 +376,7 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
   return f;
 }
 
+template <class = void>
 inline finding l3_outlier_finding(const job_model& m, const topology& topo, const outlier_rank& d) {
   finding f;
   f.level = "L3";
@@ -403,6 +415,7 @@ inline finding l3_outlier_finding(const job_model& m, const topology& topo, cons
   return f;
 }
 
+template <class = void>
 inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
   finding f;
   f.level = "L3";
@@ -435,6 +448,7 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
 }
 
 // The wait-for evidence of a rank the job waits for, on whichever finding names it.
+template <class = void>
 inline void add_holdback_evidence(finding& f, const holdback& h) {
   std::vector<double> victims;
   for (const auto& [r, ns] : h.top_victims) victims.push_back(r);
@@ -450,6 +464,7 @@ inline void add_holdback_evidence(finding& f, const holdback& h) {
                  " in collectives trace back to it, " + format_duration(h.per_victim_ns) + " per step each (L4)";
 }
 
+template <class = void>
 inline std::string holdback_words(const holdback& h) {
   return "it arrives last at collectives " + format_duration(h.late_ns_per_step) + " per step after the others (" +
          format_duration(h.peer_late_ns_per_step) + " for its peers); " + std::to_string(h.victims) +
@@ -458,6 +473,7 @@ inline std::string holdback_words(const holdback& h) {
          (h.phase_before.empty() ? std::string() : "; it arrives late after " + h.phase_before);
 }
 
+template <class = void>
 inline finding l4_finding(const job_model& m, const topology& topo, const holdback& h) {
   finding f;
   f.level = "L4";
@@ -474,6 +490,7 @@ inline finding l4_finding(const job_model& m, const topology& topo, const holdba
   return f;
 }
 
+template <class = void>
 inline std::string cause_words(host_cause c) {
   switch (c) {
     case host_cause::jit_compilation:
@@ -491,6 +508,7 @@ inline std::string cause_words(host_cause c) {
   return "";
 }
 
+template <class = void>
 inline std::string rank_list(const std::vector<int>& ranks, std::size_t show = 6) {
   std::string s;
   for (std::size_t i = 0; i < ranks.size() && i < show; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
@@ -498,6 +516,7 @@ inline std::string rank_list(const std::vector<int>& ranks, std::size_t show = 6
   return s;
 }
 
+template <class = void>
 inline finding host_finding(const topology& topo, const host_stall& h) {
   finding f;
   f.level = "L4";
@@ -547,6 +566,7 @@ inline finding host_finding(const topology& topo, const host_stall& h) {
 }
 
 // The steps a finding covers: its "steps" evidence where it lists them, else first..last.
+template <class = void>
 inline std::vector<std::int64_t> finding_steps(const finding& f) {
   std::vector<std::int64_t> out;
   for (const auto& e : f.evidence.items())
@@ -560,6 +580,7 @@ inline std::vector<std::int64_t> finding_steps(const finding& f) {
 
 // The pipeline bubble a slow stage opens (l4_waits.hpp pipeline_wait_change): the other stages'
 // transfer waits per step, as evidence, and in the summary when one grew by 1 % of a step.
+template <class = void>
 inline void add_pipeline_cost(finding& f, const job_model& m, const topology& topo, int stage, std::size_t first,
                               std::size_t last) {
   const auto change = pipeline_wait_change(m, topo, first, last);
@@ -591,6 +612,7 @@ inline void add_pipeline_cost(finding& f, const job_model& m, const topology& to
 }
 
 // Findings of different kinds in the same steps name each other (see the synopsis).
+template <class = void>
 inline void link_co_occurring(std::vector<finding>& fs) {
   std::vector<std::vector<std::int64_t>> steps(fs.size());
   for (std::size_t i = 0; i < fs.size(); ++i) steps[i] = finding_steps(fs[i]);
@@ -617,6 +639,7 @@ inline void link_co_occurring(std::vector<finding>& fs) {
 }  // namespace detail
 
 /// L1 + L2 on a model; the report of failslow.report/1.
+template <class = void>
 inline report diagnose(const job_model& m, const topology& topo, const diagnose_options& o = {}) {
   report rep;
   rep.world_size = m.world_size;

@@ -171,6 +171,7 @@ struct job_model {
     return phases.size();
   }
   /// Ranks with data, ascending.
+  template <class = void>
   std::vector<int> present_ranks() const {
     std::vector<int> r;
     for (std::size_t i = 0; i < has_rank.size(); ++i)
@@ -220,6 +221,7 @@ class job_model_builder {
   }
 
   /// A recorded trace of `rank` (names: the name_table the trace was read into).
+  template <class = void>
   void add_trace(int rank, const io::trace_data& trace, const name_table& names) {
     const auto steps = trace::map_steps(trace, names);
     const auto b = trace::breakdown_steps(trace, steps, names, opt_.breakdown);
@@ -242,6 +244,7 @@ class job_model_builder {
   }
 
   /// An already computed breakdown of `rank`.
+  template <class = void>
   void add_steps(int rank, const trace::step_breakdown& b) {
     auto& rs = rank_state(rank);
     std::vector<std::size_t> slot(b.phase_names.size());
@@ -301,6 +304,7 @@ class job_model_builder {
   void new_key_space() { key_class_.clear(); }
 
   /// Every window of a .fsum byte stream in memory (its own key space; damage becomes notes).
+  template <class = void>
   void add_summaries(std::string_view bytes, const std::string& source) {
     add_summary_stream(source, [bytes](char* buffer, std::size_t capacity) mutable {
       const std::size_t n = std::min(capacity, bytes.size());
@@ -334,6 +338,7 @@ class job_model_builder {
   }
 
   /// The model; the builder is empty afterwards.
+  template <class = void>
   job_model finish() {
     job_model m;
     int max_rank = -1;
@@ -398,6 +403,7 @@ class job_model_builder {
     std::int64_t last_step = 0, last_end = 0;
   };
 
+  template <class = void>
   rank_data& rank_state(int rank) {
     if (rank < 0) throw invalid_argument("job model: rank " + std::to_string(rank) + " < 0");
     return ranks_[rank];
@@ -422,6 +428,7 @@ class job_model_builder {
     windows_.push_back(std::move(w));
   }
 
+  template <class = void>
   std::size_t phase_slot(std::string_view name, bool annotated = false) {
     for (std::size_t p = 0; p < phases_.size(); ++p)
       if (phases_[p].name == name && phases_[p].annotated == annotated) return p;
@@ -454,6 +461,7 @@ class job_model_builder {
 };
 
 /// The model of every trace of a loaded trace set (missing and duplicate ranks become notes).
+template <class = void>
 inline job_model build_job_model(const trace::trace_set& set, model_options options = {}) {
   if (options.world_size == 0 && set.world_size > 0)
     options.world_size = static_cast<int>(std::min<std::int64_t>(set.world_size, std::numeric_limits<int>::max()));
@@ -491,6 +499,7 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
 }
 
 /// The model of a .fsum byte stream in memory, decoded one window at a time.
+template <class = void>
 inline job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
                                                 std::string_view source = "<fsum>") {
   job_model_builder b(options);

@@ -147,6 +147,7 @@ struct l1_result {
 
 /// The period of events at `starts` (ascending step numbers): p > 0 when every difference is a
 /// multiple of p (their gcd) and more than half are exactly p; 0 when irregular or fewer than 3.
+template <class = void>
 inline std::int64_t recurrence_period(const std::vector<std::int64_t>& starts) {
   if (starts.size() < 3) return 0;
   std::int64_t p = 0;
@@ -158,6 +159,7 @@ inline std::int64_t recurrence_period(const std::vector<std::int64_t>& starts) {
 
 namespace detail {
 
+template <class = void>
 inline void check(const l1_options& o) {
   if (!(o.min_slowdown >= 0) || !(o.min_sustained_slowdown >= 0) || !(o.z_threshold > 0) || !(o.noise_floor >= 0) ||
       o.spike_max_steps == 0 || o.gate_window == 0 || o.min_steps < 2 || o.min_baseline_steps == 0 ||
@@ -168,6 +170,7 @@ inline void check(const l1_options& o) {
 }
 
 // OLS slope of v against 0..n-1 and its t-statistic (0, 0 when undefined).
+template <class = void>
 inline std::pair<double, double> ols_slope(const std::vector<double>& v) {
   const std::size_t n = v.size();
   if (n < 3) return {0, 0};
@@ -197,6 +200,7 @@ inline std::pair<double, double> ols_slope(const std::vector<double>& v) {
 // differences that shifts and spikes make, and far less noisy than the MAD alone (which
 // underestimates the scale by a third in 2 % of 60-step series).
 // Returns the scale and the number of differences behind it.
+template <class = void>
 inline std::pair<double, std::size_t> trimmed_noise_scale(const std::vector<double>& d) {
   if (d.size() < 2) return {0.0, 0};
   const double med = stats::median(d);
@@ -217,6 +221,7 @@ inline std::pair<double, std::size_t> trimmed_noise_scale(const std::vector<doub
 // The threshold in estimated noise scales: the Student-t quantile with nu degrees of freedom at
 // the upper-tail probability of the normal quantile z, so that a scale estimated from few
 // differences keeps the false-alarm rate of z (4 -> 4.31 at nu 59, 12.3 at nu 5).
+template <class = void>
 inline double t_threshold(double z, double nu) {
   const double p = 0.5 * std::erfc(z / std::sqrt(2.0));
   return stats::detail::student_t_upper_quantile(p, nu >= 1 ? static_cast<std::uint64_t>(nu) : 1);
@@ -225,6 +230,7 @@ inline double t_threshold(double z, double nu) {
 }  // namespace detail
 
 /// L1 on one series (NaN entries are steps without a value).
+template <class = void>
 inline series_analysis analyze_series(const std::vector<double>& y, const l1_options& o = {}) {
   detail::check(o);
   series_analysis out;
@@ -426,6 +432,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
 }
 
 /// L1 on a job model: the job's series, then each rank's own (see the synopsis).
+template <class = void>
 inline l1_result find_slow_windows(const job_model& m, const l1_options& o = {}) {
   detail::check(o);
   l1_result out;

@@ -134,6 +134,7 @@ struct l2_result {
 
 namespace detail {
 
+template <class = void>
 inline void check(const l2_options& o) {
   if (!(o.z_threshold > 0) || !(o.min_effect >= 0) || o.min_steps == 0 || !(o.min_fraction > 0) ||
       !(o.min_fraction <= 1) || !(o.fdr_q > 0) || !(o.fdr_q <= 1) || o.min_group < 2 || !(o.min_phase_ns >= 0) ||
@@ -145,6 +146,7 @@ inline void check(const l2_options& o) {
 
 /// "dp:3" / "stage:1" when the compared dimensions (those of size > 1) are one communication
 /// dimension or a whole stage; "" otherwise.
+template <class = void>
 inline std::string group_label(const topology& topo, int rank, dim_set scope) {
   std::vector<parallel_dim> eff;
   for (parallel_dim d : all_parallel_dims)
@@ -157,6 +159,7 @@ inline std::string group_label(const topology& topo, int rank, dim_set scope) {
   return {};
 }
 
+template <class = void>
 inline double finite_median(std::vector<double>& v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
   return v.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::median(v);
@@ -182,6 +185,7 @@ struct rank_group {
   dim_set scope;             // after widening
   int rank = -1;
 };
+template <class = void>
 inline std::vector<rank_group> comparable_groups(const job_model& m, const topology& topo, dim_set scope,
                                                  std::size_t min_group) {
   std::vector<rank_group> out;
@@ -216,6 +220,7 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 // space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
 // longest sustained window of at least min_steps steps is the claim, tested as a shift of its
 // mean against the baseline pool (one-sided normal p-value).
+template <class = void>
 inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
                                    const l2_options& o) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -279,6 +284,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
 
 }  // namespace detail
 
+template <class = void>
 inline l2_result find_stragglers(const job_model& m, const topology& topo, const l1_result* l1,
                                  const l2_options& o = {}) {
   detail::check(o);

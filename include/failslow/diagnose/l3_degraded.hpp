@@ -95,6 +95,7 @@ namespace failslow::diagnose {
 /// process groups (summaries do not keep them) a collective of another dimension seen through
 /// this one rises with every wait its ranks inherit (measured: 1.2-1.6x under a straggler,
 /// a false alarm in a third of the simulated faulty jobs).
+template <class = void>
 inline l2_options default_link_options() {
   l2_options o;
   o.min_effect = 0.08;
@@ -105,6 +106,7 @@ inline l2_options default_link_options() {
 namespace detail {
 // An own-history claim whose raw median over the claim is not min_effect above its median
 // outside it: the reference (the other members) moved, not the member.
+template <class = void>
 inline bool weak_own_history(const straggler& st, const l2_options& o) {
   return st.compared_within == "own history" && !(st.ratio >= 1 + o.min_effect);
 }
@@ -118,6 +120,7 @@ inline constexpr double small_group_effect = 0.03;
 /// more precise than a phase's total, so an elevated step needs only 1 % of W1 over the group's
 /// mean (with the robust z, persistence, binomial and BH tests unchanged); in groups of fewer
 /// than 8 ranks a claim needs 3 % (find_degraded).
+template <class = void>
 inline l2_options default_kernel_options() {
   l2_options o;
   o.min_effect = 0.01;
@@ -228,6 +231,7 @@ constexpr double l3_nan = std::numeric_limits<double>::quiet_NaN();
 
 // A derived model: `members` rows, the model's steps, the four class phases (not compared, NaN
 // but where given) and one compared phase per name.
+template <class = void>
 inline job_model derived_model(const job_model& m, std::size_t members, const std::vector<phase_info>& extra) {
   job_model d;
   d.world_size = static_cast<int>(members);
@@ -246,6 +250,7 @@ inline job_model derived_model(const job_model& m, std::size_t members, const st
 
 // The typical launch: the p50 of the cluster that holds the middle launch (exact for a key with
 // one cluster). Robust to the long waits a few launches of a collective carry.
+template <class = void>
 inline double median_launch(const compress::kernel_summary& k) {
   std::uint64_t total = 0, seen = 0;
   for (const auto& c : k.clusters) total += c.count;
@@ -256,10 +261,12 @@ inline double median_launch(const compress::kernel_summary& k) {
   return l3_nan;
 }
 
+template <class = void>
 inline double per_launch(const compress::kernel_summary& k) {
   return k.count ? k.total_ns / static_cast<double>(k.count) : l3_nan;
 }
 
+template <class = void>
 inline double mean_of(const double* q, std::size_t k) {
   double s = 0;
   for (std::size_t i = 0; i < k; ++i) s += q[i];
@@ -267,6 +274,7 @@ inline double mean_of(const double* q, std::size_t k) {
 }
 
 // Element-wise median of the rows (each of k values) into out.
+template <class = void>
 inline void median_vector(const std::vector<const double*>& rows, std::size_t k, std::vector<double>& out) {
   out.assign(k, l3_nan);
   std::vector<double> col(rows.size());
@@ -292,6 +300,7 @@ namespace detail {
 
 // Per step the rank's mean per launch against the peers' median (medians over the steps); with
 // no peers, against the rank's own steps outside [first, last].
+template <class = void>
 inline kernel_share kernel_share_of(const job_model& m, const window_index& win, int rank,
                                     const std::vector<int>& peers, std::size_t key, std::size_t first,
                                     std::size_t last) {
@@ -333,6 +342,7 @@ inline kernel_share kernel_share_of(const job_model& m, const window_index& win,
 /// claim): per compute or memory key its mean duration per launch against its peers' (or, with
 /// no peers, its own outside the claim), the `max` that lost most time per step, most first;
 /// only keys that lost time. Needs the model's windows (empty result otherwise).
+template <class = void>
 inline std::vector<kernel_share> attribute_kernels(const job_model& m, int rank, const std::vector<int>& peers,
                                                    std::size_t first, std::size_t last, std::size_t max = 5) {
   std::vector<kernel_share> out;
@@ -350,6 +360,7 @@ inline std::vector<kernel_share> attribute_kernels(const job_model& m, int rank,
   return out;
 }
 
+template <class = void>
 inline l3_result find_degraded(const job_model& m, const topology& topo, const l1_result* l1,
                                const l3_options& o = {}) {
   if (topo.world_size() != m.world_size)

@@ -128,6 +128,7 @@ struct host_stall_result {
 
 namespace detail {
 
+template <class = void>
 inline bool name_has(std::string_view name, std::initializer_list<std::string_view> words) {
   std::string lower(name);
   for (auto& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -139,6 +140,7 @@ inline bool name_has(std::string_view name, std::initializer_list<std::string_vi
 }  // namespace detail
 
 /// Fills m.host from the traces the model was built from (see the synopsis).
+template <class = void>
 inline void measure_host_activity(job_model& m, const trace::trace_set& set, const host_measure_options& o = {}) {
   if (o.min_gap_ns < 0) throw invalid_argument("measure_host_activity: min_gap_ns must be >= 0");
   auto& h = m.host;
@@ -245,6 +247,7 @@ inline void measure_host_activity(job_model& m, const trace::trace_set& set, con
 }
 
 /// The host stalls of a model measured by measure_host_activity (see the synopsis).
+template <class = void>
 inline host_stall_result find_host_stalls(const job_model& m, const host_stall_options& o = {}) {
   if (o.min_stall_ns < 0 || !(o.min_fraction >= 0) || !(o.z > 0) || !(o.scale_floor > 0) ||
       !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2)
@@ -384,6 +387,7 @@ struct launch_pace {
   double ratio = std::numeric_limits<double>::quiet_NaN();
 };
 
+template <class = void>
 inline launch_pace late_launch(const job_model& m, int rank, const std::vector<int>& peers, std::size_t first,
                                std::size_t last) {
   launch_pace out;

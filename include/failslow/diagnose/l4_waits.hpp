@@ -76,6 +76,7 @@ namespace detail {
 // Blame of one wait: (trace, fraction) pairs summing to 1.
 using blame_map = std::vector<std::pair<std::size_t, double>>;
 
+template <class = void>
 inline void add_blame(blame_map& into, const blame_map& from, double weight) {
   for (const auto& entry : from) {
     const std::size_t trace = entry.first;
@@ -87,6 +88,7 @@ inline void add_blame(blame_map& into, const blame_map& from, double weight) {
   }
 }
 
+template <class = void>
 inline void cap_blame(blame_map& b, std::size_t keep) {
   std::sort(b.begin(), b.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
   if (b.size() > keep) b.resize(keep);
@@ -112,6 +114,7 @@ class activity_lookup {
     std::sort(annotations_.begin(), annotations_.end());
   }
 
+  template <class = void>
   std::string before(std::int64_t t) const {
     auto it = std::upper_bound(by_end_.begin(), by_end_.end(), std::make_pair(t, ~std::uint32_t{0}));
     if (it == by_end_.begin()) return {};
@@ -138,6 +141,7 @@ class activity_lookup {
 }  // namespace detail
 
 /// Fills m.waits from the traces of m (the trace set it was built from) and the layout.
+template <class = void>
 inline void attribute_waits(job_model& m, const trace::trace_set& set, const topology& topo,
                             const wait_options& options = {},
                             const kernel_classifier& classifier = kernel_classifier::defaults()) {
@@ -297,6 +301,7 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
 /// ranks' point-to-point waits (median over the stage's ranks of the mean per step) over model
 /// steps [first, last] against the other steps (the first step, warm-up, left out). Empty
 /// without wait attribution, with one stage, or without steps outside the range.
+template <class = void>
 inline std::vector<double> pipeline_wait_change(const job_model& m, const topology& topo, std::size_t first,
                                                 std::size_t last) {
   const int pp = topo.size(parallel_dim::pp);
@@ -360,6 +365,7 @@ struct l4_result {
   std::vector<std::string> notes;
 };
 
+template <class = void>
 inline l4_result find_holdbacks(const job_model& m, const topology& topo, const l4_options& o = {}) {
   l4_result out;
   const auto& w = m.waits;

@@ -62,10 +62,12 @@ struct loaded_job {
 };
 
 namespace detail {
+template <class = void>
 
 inline bool is_fsum_path(std::string_view p) { return p.size() > 5 && p.substr(p.size() - 5) == ".fsum"; }
 
 }  // namespace detail
+template <class = void>
 
 inline loaded_job load_job(const std::vector<std::string>& paths, const load_options& options = {}) {
   if (paths.empty()) throw invalid_argument("load_job: no trace or .fsum path given");

@@ -12,6 +12,7 @@
 
 namespace failslow::diagnose::detail {
 
+template <class = void>
 inline double binomial_upper_tail(std::uint64_t k, std::uint64_t n, double p) noexcept {
   if (k == 0) return 1.0;
   if (k > n || !(p > 0)) return 0.0;
