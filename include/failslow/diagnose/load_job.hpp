@@ -62,13 +62,12 @@ struct loaded_job {
 };
 
 namespace detail {
-template <class = void>
 
 inline bool is_fsum_path(std::string_view p) { return p.size() > 5 && p.substr(p.size() - 5) == ".fsum"; }
 
 }  // namespace detail
-template <class = void>
 
+template <class = void>
 inline loaded_job load_job(const std::vector<std::string>& paths, const load_options& options = {}) {
   if (paths.empty()) throw invalid_argument("load_job: no trace or .fsum path given");
   const std::size_t fsum = static_cast<std::size_t>(std::count_if(paths.begin(), paths.end(), detail::is_fsum_path));
