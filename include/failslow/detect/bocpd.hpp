@@ -29,15 +29,15 @@
 // Complexity: O(max_run) per update (one log and one exp per run length); O(max_run) memory.
 // Errors: bad options (hazard outside (0, 1), max_run < 2, kappa0 <= 0, alpha0 <= 1, lag 0,
 //   min_drop 0, bad baseline) throw failslow::invalid_argument. NaN/Inf values are skipped and
-//   counted. A sample so far out that every predictive density underflows restarts the run
-//   length at 0 (a certain change), counted in restarts().
+//   counted. A warm-up without spread is extended on the most recent `warmup` values until they
+//   spread (warmup_extensions(); failslow/detect/chart.hpp's baseline_learner). A sample so far out that every
+//   predictive density underflows restarts the run length at 0 (a certain change), counted in restarts().
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <type_traits>
 #include <vector>
 
@@ -71,31 +71,30 @@ class bocpd {
   static_assert(std::is_floating_point_v<T>, "bocpd needs a floating-point type");
 
  public:
-  explicit bocpd(const bocpd_options& options = {}) : opt_(check(options)) {
+  explicit bocpd(const bocpd_options& options = {}) : opt_(check(options)), stream_(opt_.baseline) {
     const std::size_t n = opt_.max_run;
     log_norm_.resize(n);
     for (std::size_t r = 0; r < n; ++r) {
       const double a = opt_.alpha0 + 0.5 * static_cast<double>(r);
       log_norm_[r] = std::lgamma(a + 0.5) - std::lgamma(a) - 0.5 * std::log(2.0 * a * 3.14159265358979323846);
     }
-    if (opt_.baseline.mode == baseline_mode::known) start(baseline{opt_.baseline.mu, opt_.baseline.sigma});
+    if (stream_.ready()) start();
   }
 
   const bocpd_options& options() const noexcept { return opt_; }
 
   bocpd_point update(T value) {
     bocpd_point p;
-    p.index = index_++;
+    p.index = stream_.next_index();
     const double x = static_cast<double>(value);
-    if (!std::isfinite(x)) {
-      ++skipped_;
+    if (stream_.skip(x)) {
       p.skipped = true;
       p.map_run_length = map_;
-      p.state = ready_ ? chart_state::in_control : chart_state::warming_up;
+      p.state = stream_.idle_state();
       return p;
     }
-    if (!ready_) {
-      learn(x);
+    if (!stream_.ready()) {
+      if (stream_.learn(x)) start();
       return p;
     }
     const std::size_t n = prob_.size();
@@ -132,7 +131,7 @@ class bocpd {
     }
     mu_.resize(next_.size());
     beta_.resize(next_.size());
-    mu_[0] = base_.mu;  // run length 0: no sample yet, the prior
+    mu_[0] = stream_.base().mu;  // run length 0: no sample yet, the prior
     beta_[0] = beta0_;
     prob_.swap(next_);
     for (double& v : prob_) v /= total;
@@ -150,20 +149,21 @@ class bocpd {
       p.change = true;
       p.change_start = p.index + 1 - map;
       p.state = chart_state::alarm;
-      ++changes_;
+      stream_.count_alarm();
     }
     map_ = map;
     return p;
   }
 
-  bool ready() const noexcept { return ready_; }
-  baseline prior() const noexcept { return base_; }
+  bool ready() const noexcept { return stream_.ready(); }
+  baseline prior() const noexcept { return stream_.base(); }
   /// P(r_t = r) for r = 0..size-1 after the last update.
   const std::vector<double>& run_length_posterior() const noexcept { return prob_; }
-  std::uint64_t count() const noexcept { return index_; }
-  std::uint64_t skipped() const noexcept { return skipped_; }
-  std::uint64_t changes() const noexcept { return changes_; }
+  std::uint64_t count() const noexcept { return stream_.count(); }
+  std::uint64_t skipped() const noexcept { return stream_.skipped(); }
+  std::uint64_t changes() const noexcept { return stream_.alarms(); }
   std::uint64_t restarts() const noexcept { return restarts_; }
+  std::uint64_t warmup_extensions() const noexcept { return stream_.warmup_extensions(); }
 
  private:
   static bocpd_options check(const bocpd_options& o) {
@@ -176,42 +176,23 @@ class bocpd {
     return o;
   }
 
-  void start(baseline b) {
-    base_ = b;
+  // The prior from the baseline, and the run length at 0.
+  void start() {
+    const baseline& b = stream_.base();
     beta0_ = (opt_.alpha0 - 1.0) * b.sigma * b.sigma;
     prob_.assign(1, 1.0);
     mu_.assign(1, b.mu);
     beta_.assign(1, beta0_);
     map_ = 0;
-    ready_ = true;
-  }
-
-  void learn(double x) {
-    warm_.push_back(x);
-    if (warm_.size() > opt_.baseline.warmup) warm_.pop_front();
-    if (warm_.size() < opt_.baseline.warmup) return;
-    const std::vector<double> sample(warm_.begin(), warm_.end());
-    const auto mode =
-        opt_.baseline.mode == baseline_mode::warmup ? baseline_mode::warmup : baseline_mode::warmup_robust;
-    baseline b;
-    try {
-      b = estimate_baseline(sample, mode);
-    } catch (const domain_error&) {
-      return;  // no spread yet
-    }
-    warm_.clear();
-    start(b);
   }
 
   bocpd_options opt_;
+  detail::chart_stream stream_;
   std::vector<double> log_norm_;  // Student-t normalising constant per run length
-  baseline base_;
   double beta0_ = 1.0;
-  bool ready_ = false;
-  std::deque<double> warm_;
   std::vector<double> prob_, mu_, beta_, pred_, next_;
   std::size_t map_ = 0;
-  std::uint64_t index_ = 0, skipped_ = 0, changes_ = 0, restarts_ = 0;
+  std::uint64_t restarts_ = 0;
 };
 
 }  // namespace failslow::detect

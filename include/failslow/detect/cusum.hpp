@@ -25,9 +25,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <type_traits>
-#include <vector>
 
 #include "failslow/core/error.hpp"
 #include "failslow/detect/chart.hpp"
@@ -57,32 +55,27 @@ class cusum {
   static_assert(std::is_floating_point_v<T>, "cusum needs a floating-point type");
 
  public:
-  explicit cusum(const cusum_options& options = {}) : opt_(check(options)) {
-    if (opt_.baseline.mode == baseline_mode::known) {
-      base_ = baseline{opt_.baseline.mu, opt_.baseline.sigma};
-      ready_ = true;
-    }
-  }
+  explicit cusum(const cusum_options& options = {}) : opt_(check(options)), stream_(opt_.baseline) {}
 
   const cusum_options& options() const noexcept { return opt_; }
 
   cusum_point update(T value) {
     cusum_point p;
-    p.index = index_++;
+    p.index = stream_.next_index();
     const double x = static_cast<double>(value);
-    if (!std::isfinite(x)) {
-      ++skipped_;
+    if (stream_.skip(x)) {
       p.skipped = true;
       p.upper = sp_;
       p.lower = sm_;
-      p.state = ready_ ? chart_state::in_control : chart_state::warming_up;
+      p.state = stream_.idle_state();
       return p;
     }
-    if (!ready_) {
-      learn(x);
+    if (!stream_.ready()) {
+      if (stream_.learn(x)) restart(stream_.count());
       return p;
     }
-    const double u = (x - base_.mu) / base_.sigma;
+    const baseline& base = stream_.base();
+    const double u = (x - base.mu) / base.sigma;
     sp_ = std::max(0.0, sp_ + u - opt_.k);
     sm_ = std::max(0.0, sm_ - u - opt_.k);
     if (sp_ == 0.0) zero_up_ = p.index + 1;
@@ -97,23 +90,23 @@ class cusum {
       // Both at once cannot happen (one of the sums is 0 whenever the other grows by > k).
       p.direction = up ? 1 : -1;
       p.change_start = up ? zero_up_ : zero_down_;
-      ++alarms_;
+      stream_.count_alarm();
       if (opt_.reset_after_alarm) restart(p.index + 1);
     }
     return p;
   }
 
   /// Restarts both sums (keeps the baseline).
-  void restart() noexcept { restart(index_); }
+  void restart() noexcept { restart(stream_.count()); }
 
-  bool ready() const noexcept { return ready_; }
-  baseline in_control() const noexcept { return base_; }
+  bool ready() const noexcept { return stream_.ready(); }
+  baseline in_control() const noexcept { return stream_.base(); }
   double upper() const noexcept { return sp_; }
   double lower() const noexcept { return sm_; }
-  std::uint64_t count() const noexcept { return index_; }
-  std::uint64_t skipped() const noexcept { return skipped_; }
-  std::uint64_t alarms() const noexcept { return alarms_; }
-  std::uint64_t warmup_extensions() const noexcept { return extensions_; }
+  std::uint64_t count() const noexcept { return stream_.count(); }
+  std::uint64_t skipped() const noexcept { return stream_.skipped(); }
+  std::uint64_t alarms() const noexcept { return stream_.alarms(); }
+  std::uint64_t warmup_extensions() const noexcept { return stream_.warmup_extensions(); }
 
  private:
   static cusum_options check(const cusum_options& o) {
@@ -128,33 +121,10 @@ class cusum {
     zero_up_ = zero_down_ = next;
   }
 
-  void learn(double x) {
-    warm_.push_back(x);
-    if (warm_.size() > opt_.baseline.warmup) {
-      warm_.pop_front();
-      ++extensions_;
-    }
-    if (warm_.size() < opt_.baseline.warmup) return;
-    const std::vector<double> sample(warm_.begin(), warm_.end());
-    const auto mode = opt_.baseline.mode == baseline_mode::running ? baseline_mode::warmup_robust : opt_.baseline.mode;
-    try {
-      base_ = estimate_baseline(sample, mode);
-    } catch (const domain_error&) {
-      return;  // no spread yet: keep warming up on the most recent values
-    }
-    ready_ = true;
-    warm_.clear();
-    warm_.shrink_to_fit();
-    restart(index_);
-  }
-
   cusum_options opt_;
-  baseline base_;
-  bool ready_ = false;
-  std::deque<double> warm_;
+  detail::chart_stream stream_;
   double sp_ = 0.0, sm_ = 0.0;
   std::uint64_t zero_up_ = 0, zero_down_ = 0;
-  std::uint64_t index_ = 0, skipped_ = 0, alarms_ = 0, extensions_ = 0;
 };
 
 }  // namespace failslow::detect

@@ -35,9 +35,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <type_traits>
-#include <vector>
 
 #include "failslow/core/error.hpp"
 #include "failslow/detect/chart.hpp"
@@ -88,35 +86,35 @@ class ewma_chart {
  public:
   explicit ewma_chart(const ewma_options& options = {})
       : opt_(check(options)),
+        stream_(opt_.baseline),
         rules_(opt_.rules, opt_.side),
         factor_(std::sqrt(opt_.lambda / (2.0 - opt_.lambda))),
         clip_norm_(clipped_second_moment(opt_.baseline.running_clip)) {
-    if (opt_.baseline.mode == baseline_mode::known) start(baseline{opt_.baseline.mu, opt_.baseline.sigma});
+    if (stream_.ready()) restart();
   }
 
   const ewma_options& options() const noexcept { return opt_; }
 
   ewma_point update(T value) {
     ewma_point p;
-    p.index = index_++;
+    p.index = stream_.next_index();
     const double x = static_cast<double>(value);
     p.x = x;
-    if (!std::isfinite(x)) {
-      ++skipped_;
+    if (stream_.skip(x)) {
       p.skipped = true;
       p.z = z_;
-      p.state = ready_ ? chart_state::in_control : chart_state::warming_up;
+      p.state = stream_.idle_state();
       return p;
     }
     const int move = have_prev_ ? (x > prev_x_ ? 1 : (x < prev_x_ ? -1 : 0)) : 0;
     have_prev_ = true;
     prev_x_ = x;
-    if (!ready_) {
-      learn(x);
+    if (!stream_.ready()) {
+      if (stream_.learn(x)) restart();
       p.z = z_;
       return p;
     }
-    const double mu = base_.mu, sigma = base_.sigma;
+    const double mu = stream_.base().mu, sigma = stream_.base().sigma;
     const double z_prev = z_;
     z_ = opt_.lambda * x + (1.0 - opt_.lambda) * z_;
     ++charted_;
@@ -144,7 +142,7 @@ class ewma_chart {
     if (up || down) {
       p.state = chart_state::alarm;
       p.direction = up ? 1 : -1;
-      ++alarms_;
+      stream_.count_alarm();
     } else if (p.trend || p.rules_fired != 0) {
       p.state = chart_state::trend_warning;
       p.direction = trend_dir != 0 ? trend_dir : (x >= mu ? 1 : -1);
@@ -157,9 +155,10 @@ class ewma_chart {
       const double c = opt_.baseline.running_clip * sigma;
       const double d = std::clamp(x - mu, -c, c);
       const double w = opt_.baseline.running_weight;
-      base_.mu = mu + w * d;
+      baseline& base = stream_.base();
+      base.mu = mu + w * d;
       const double v = (1.0 - w) * sigma * sigma + w * d * d / clip_norm_;
-      if (v > 0.0 && std::isfinite(v)) base_.sigma = std::sqrt(v);
+      if (v > 0.0 && std::isfinite(v)) base.sigma = std::sqrt(v);
     }
     if (p.state == chart_state::alarm && opt_.reset_after_alarm) restart();
     return p;
@@ -167,21 +166,21 @@ class ewma_chart {
 
   /// Restarts z at the current in-control mean (and the exact limits at i = 0).
   void restart() noexcept {
-    z_ = base_.mu;
+    z_ = stream_.base().mu;
     charted_ = 0;
     up_run_ = down_run_ = 0;
     rules_.clear();
   }
 
-  bool ready() const noexcept { return ready_; }
+  bool ready() const noexcept { return stream_.ready(); }
   /// The current in-control mean and sd (mu_{t}, sigma_{t}).
-  baseline in_control() const noexcept { return base_; }
+  baseline in_control() const noexcept { return stream_.base(); }
   double statistic() const noexcept { return z_; }
-  std::uint64_t count() const noexcept { return index_; }
-  std::uint64_t skipped() const noexcept { return skipped_; }
-  std::uint64_t alarms() const noexcept { return alarms_; }
+  std::uint64_t count() const noexcept { return stream_.count(); }
+  std::uint64_t skipped() const noexcept { return stream_.skipped(); }
+  std::uint64_t alarms() const noexcept { return stream_.alarms(); }
   std::uint64_t warnings() const noexcept { return warnings_; }
-  std::uint64_t warmup_extensions() const noexcept { return extensions_; }
+  std::uint64_t warmup_extensions() const noexcept { return stream_.warmup_extensions(); }
 
  private:
   static ewma_options check(const ewma_options& o) {
@@ -200,45 +199,17 @@ class ewma_chart {
     return (1.0 - 2.0 * tail) - 2.0 * c * phi + 2.0 * c * c * tail;
   }
 
-  void start(baseline b) noexcept {
-    base_ = b;
-    ready_ = true;
-    restart();
-  }
-
-  void learn(double x) {
-    warm_.push_back(x);
-    if (warm_.size() > opt_.baseline.warmup) {
-      warm_.pop_front();
-      ++extensions_;
-    }
-    if (warm_.size() < opt_.baseline.warmup) return;
-    const std::vector<double> sample(warm_.begin(), warm_.end());
-    const auto mode = opt_.baseline.mode == baseline_mode::running ? baseline_mode::warmup_robust : opt_.baseline.mode;
-    baseline b;
-    try {
-      b = estimate_baseline(sample, mode);
-    } catch (const domain_error&) {
-      return;  // no spread yet: keep warming up on the most recent values
-    }
-    warm_.clear();
-    warm_.shrink_to_fit();
-    start(b);
-  }
-
   ewma_options opt_;
+  detail::chart_stream stream_;
   run_rules_checker rules_;
   double factor_;     // sqrt(lambda / (2 - lambda))
   double clip_norm_;  // E[min(Z^2, c^2)]
-  baseline base_;
-  bool ready_ = false;
-  std::deque<double> warm_;
   double z_ = 0.0;
   double prev_x_ = 0.0;
   bool have_prev_ = false;
   std::size_t up_run_ = 0, down_run_ = 0;
   std::uint64_t charted_ = 0;
-  std::uint64_t index_ = 0, skipped_ = 0, alarms_ = 0, warnings_ = 0, extensions_ = 0;
+  std::uint64_t warnings_ = 0;
 };
 
 }  // namespace failslow::detect
