@@ -8,7 +8,7 @@ Run from the repository root:
 It needs numpy and scipy only (written against Debian's numpy 1.24.2 / scipy 1.10.1; if the
 `python3` on PATH lacks them, the script re-runs itself under /usr/bin/python3). Every random
 sample comes from numpy.random.default_rng with a fixed seed, so the output is deterministic for a
-given numpy/scipy build. It writes five JSON files into tests/reference/stats/, prints a summary,
+given numpy/scipy build. It writes six JSON files into tests/reference/stats/, prints a summary,
 and re-reads every file to check it parses and holds only finite numbers. Floats are written with
 Python's repr (shortest round-trip form: full double precision, never rounded). JSON has no NaN or
 Infinity: "not defined" is written as null. Durations are in nanoseconds.
@@ -145,6 +145,16 @@ stats/lognormal.json
     Checks (printed): the scaled pair against 0.1 E[X] = 0.1 sum_c w_c exp(mu_c + sigma_c^2/2)
     (exact for X vs 1.1 X; agrees to 8e-15), and every pair against
     integral_0^1 |Q_a(p) - Q_b(p)| dp (quad at epsrel 1e-8; agrees to 1e-8 or better).
+
+-------------------------------------------------------------------------------------------------
+stats/normal_quantile.json
+  {"p": [...], "z": [...], "ndtri": [...]}
+  z = the standard normal quantile Phi^-1(p) of each double p, to 50 digits (mpmath, which Debian's
+  python3-scipy pulls in): Newton's method on Phi(z) = p (Phi from mpmath.ncdf, the upper tail as
+  1 - ncdf(-z)) from scipy.special.ndtri(p), to 1e-45, then rounded to double. ndtri = scipy's own
+  value (cephes), for comparison: within 5e-16 relative of z. p: 300 log-spaced from 1e-300 to 1/2,
+  300 uniform on (0, 1) (default_rng(22)), 1 - 2^-k for k = 2..53, and the ends of AS 241's
+  branches (0.075, 0.925, exp(-25), 1 - exp(-25)) with their neighbouring doubles.
 """
 
 import os
@@ -856,6 +866,39 @@ def lognormal_cases():
 
 
 # ------------------------------------------------------------------------------------------------
+# (f) normal quantile
+# ------------------------------------------------------------------------------------------------
+def normal_quantile_cases():
+    import mpmath
+
+    mpmath.mp.dps = 50
+
+    def exact(p):
+        pm = mpmath.mpf(p)
+        z = mpmath.mpf(float(scipy.special.ndtri(p)))
+        for _ in range(100):
+            f = mpmath.ncdf(z) if z < 0 else 1 - mpmath.ncdf(-z)
+            dz = (f - pm) / mpmath.npdf(z)
+            z -= dz
+            if abs(dz) < mpmath.mpf(10) ** -45 * (1 + abs(z)):
+                return float(z)
+        raise RuntimeError(p)
+
+    rng = np.random.default_rng(22)
+    ps = list(np.logspace(-300, math.log10(0.5), 300)) + list(rng.uniform(0, 1, 300))
+    ps += [1 - 2.0 ** -k for k in range(2, 54)]
+    for edge in (0.075, 0.925, math.exp(-25), 1 - math.exp(-25)):
+        ps += [np.nextafter(edge, 0), edge, np.nextafter(edge, 1)]
+    ps = sorted({float(p) for p in ps if 0 < p < 1})
+    z = [exact(p) for p in ps]
+    nd = [float(scipy.special.ndtri(p)) for p in ps]
+    worst = max(abs(a - b) / abs(b) for a, b in zip(nd, z) if b != 0)
+    print(f"  ndtri vs 50-digit quantile: max relative difference {worst:.2e}")
+    assert worst < 5e-16
+    return {"p": ps, "z": z, "ndtri": nd}
+
+
+# ------------------------------------------------------------------------------------------------
 def check_finite(obj, path="$"):
     """Every number finite; returns the count of numbers."""
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
@@ -884,6 +927,8 @@ def main():
     files["wasserstein.json"] = wasserstein_cases()
     print("lognormal.json")
     files["lognormal.json"] = lognormal_cases()
+    print("normal_quantile.json")
+    files["normal_quantile.json"] = normal_quantile_cases()
 
     print("summary:")
     for name, obj in files.items():
@@ -894,7 +939,9 @@ def main():
             back = json.load(f)
         assert back == json.loads(json.dumps(obj, allow_nan=False)), name
         count = check_finite(back)
-        if "cases" in back:
+        if "p" in back:
+            print(f"  {name}: {len(back['p'])} points, {count} numbers, {size / 1024:.0f} KiB")
+        elif "cases" in back:
             desc = ", ".join(c["name"] for c in back["cases"])
             print(f"  {name}: {len(back['cases'])} cases, {count} numbers, {size / 1024:.0f} KiB: {desc}")
         else:

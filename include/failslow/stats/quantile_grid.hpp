@@ -26,13 +26,13 @@
 #pragma once
 
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
 
 #include "failslow/core/error.hpp"
+#include "failslow/stats/detail/normal_quantile.hpp"
 #include "failslow/stats/lognormal.hpp"
 
 namespace failslow::stats {
@@ -42,12 +42,11 @@ class quantile_grid {
  public:
   explicit quantile_grid(std::size_t k = 256) : u_(k), z_(k) {
     if (k == 0) throw invalid_argument("quantile_grid: K must be >= 1");
-    const boost::math::normal_distribution<double> normal;
     for (std::size_t i = 0; i < k; ++i) u_[i] = (static_cast<double>(i) + 0.5) / static_cast<double>(k);
     // The lower half from the normal quantile, the upper half by symmetry (z_(K-1-i) = -z_i), so
     // both tails are equally precise.
     for (std::size_t i = 0; i < (k + 1) / 2; ++i) {
-      z_[i] = 2 * i + 1 == k ? 0.0 : boost::math::quantile(normal, u_[i]);
+      z_[i] = 2 * i + 1 == k ? 0.0 : detail::normal_quantile(u_[i]);
       z_[k - 1 - i] = -z_[i];
     }
   }
