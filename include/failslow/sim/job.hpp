@@ -76,7 +76,7 @@ struct job_config {
 /// Checks cfg and returns its topology (see the file synopsis for the errors).
 inline topology validate(const job_config& cfg) {
   auto need = [](bool ok, const std::string& what) {
-    if (!ok) throw invalid_argument("simulate: " + what);
+    if (!ok) throw invalid_argument("job_config: " + what);
   };
   need(cfg.steps >= 1, "steps = " + std::to_string(cfg.steps) + ", need >= 1");
   need(cfg.first_step >= 0, "first_step = " + std::to_string(cfg.first_step) + ", need >= 0");

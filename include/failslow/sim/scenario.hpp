@@ -213,15 +213,16 @@ class fault_planner {
   fault_planner(scenario s, const job_config& cfg, const scenario_options& opt)
       : s_(s), opt_(opt), topo_(validate(cfg)), gen_(key(cfg.seed, 0x5CE4A210ull)) {
     if (!std::isfinite(opt.severity) || opt.severity < 0)
-      throw invalid_argument("simulate: severity must be finite and >= 0");
+      throw invalid_argument("scenario_options: severity must be finite and >= 0");
     const int onset = opt.onset < 0 ? cfg.steps / 3 : opt.onset;
     if (onset >= cfg.steps)
-      throw invalid_argument("simulate: onset " + std::to_string(onset) + " outside [0, " + std::to_string(cfg.steps) +
-                             ") (a step index, 0 = ProfilerStep#" + std::to_string(cfg.first_step) + ")");
+      throw invalid_argument("scenario_options: onset " + std::to_string(onset) + " outside [0, " +
+                             std::to_string(cfg.steps) + ") (a step index, 0 = ProfilerStep#" +
+                             std::to_string(cfg.first_step) + ")");
     if (opt.fault_rank >= topo_.world_size())
-      throw invalid_argument("simulate: fault rank " + std::to_string(opt.fault_rank) + " outside [0, " +
+      throw invalid_argument("scenario_options: fault_rank " + std::to_string(opt.fault_rank) + " outside [0, " +
                              std::to_string(topo_.world_size()) + ")");
-    if (opt.gc_period < 1) throw invalid_argument("simulate: gc_period must be >= 1");
+    if (opt.gc_period < 1) throw invalid_argument("scenario_options: gc_period must be >= 1");
     first_ = cfg.first_step + onset;
     last_ = cfg.first_step + cfg.steps - 1;
   }
@@ -333,7 +334,8 @@ class fault_planner {
   }
 
   void need(bool ok, const char* why) const {
-    if (!ok) throw invalid_argument(std::string("simulate: scenario ") + std::string(to_string(s_)) + " needs " + why);
+    if (!ok)
+      throw invalid_argument(std::string("plan_faults: scenario ") + std::string(to_string(s_)) + " needs " + why);
   }
 
   fault rank_fault(fault_kind k, int rank, double factor, const char* what) const {

@@ -162,7 +162,7 @@ namespace detail {
 /// Members of a group name in the layout ("dp:3", "stage:1"); throws invalid_argument.
 inline std::vector<int> group_members_of(const topology& topo, const std::string& g) {
   const auto colon = g.find(':');
-  auto bad = [&](const std::string& why) { return invalid_argument("score: group '" + g + "' " + why); };
+  auto bad = [&](const std::string& why) { return invalid_argument("score_case: group '" + g + "' " + why); };
   if (colon == std::string::npos || colon + 1 == g.size()) throw bad("is not DIM:INDEX");
   const std::string dim = g.substr(0, colon);
   const std::string idx = g.substr(colon + 1);
@@ -197,7 +197,7 @@ inline bool contains(const std::vector<int>& sorted, int r) {
 inline case_score score_case(const truth& t, const report& rep, const score_options& opt = {}) {
   const topology topo(t.sizes, t.order);
   if (rep.world_size > 0 && rep.world_size != topo.world_size())
-    throw invalid_argument("score: report world_size " + std::to_string(rep.world_size) + " != truth's " +
+    throw invalid_argument("score_case: report world_size " + std::to_string(rep.world_size) + " != truth's " +
                            std::to_string(topo.world_size()));
   case_score cs;
   cs.scenario = t.scenario_name;
@@ -215,14 +215,14 @@ inline case_score score_case(const truth& t, const report& rep, const score_opti
   std::vector<char> faulty(static_cast<std::size_t>(topo.world_size()), 0), persistent(faulty.size(), 0);
   for (const auto& f : faults)
     for (int r : f.ranks) {
-      if (r < 0 || r >= topo.world_size()) throw invalid_argument("score: truth names rank " + std::to_string(r));
+      if (r < 0 || r >= topo.world_size()) throw invalid_argument("score_case: truth names rank " + std::to_string(r));
       faulty[static_cast<std::size_t>(r)] = 1;
       if (!f.transient) persistent[static_cast<std::size_t>(r)] = 1;
     }
 
   for (std::size_t fi = 0; fi < rep.findings.size(); ++fi) {
     const finding& f = rep.findings[fi];
-    const std::string where = "score: finding " + std::to_string(fi) + ": ";
+    const std::string where = "score_case: finding " + std::to_string(fi) + ": ";
     if (f.level != "L1" && f.level != "L2" && f.level != "L3" && f.level != "L4")
       throw invalid_argument(where + "level '" + f.level + "' (expected L1, L2, L3 or L4)");
     if (f.first_step > f.last_step) throw invalid_argument(where + "first_step > last_step");

@@ -187,7 +187,7 @@ class engine {
       for (int r = 0; r < world_; ++r) {
         const auto& s = st(r);
         if (s.in_step || s.step_idx != limit_)
-          throw domain_error("simulate: schedule deadlock: rank " + std::to_string(r) + " blocked in step index " +
+          throw domain_error("simulator: schedule deadlock: rank " + std::to_string(r) + " blocked in step index " +
                              std::to_string(s.step_idx) + " at program position " + std::to_string(s.pc));
       }
       step_done(k);
@@ -582,18 +582,16 @@ inline void check_faults(const std::vector<fault>& faults, const job_config& cfg
   for (const auto& f : faults) {
     for (int r : f.ranks)
       if (r < 0 || r >= topo.world_size())
-        throw invalid_argument("simulate: fault rank " + std::to_string(r) + " outside the world");
-    if (!std::is_sorted(f.ranks.begin(), f.ranks.end()))
-      throw invalid_argument("simulate: fault ranks must be ascending");
+        throw invalid_argument("fault: rank " + std::to_string(r) + " outside the world");
+    if (!std::is_sorted(f.ranks.begin(), f.ranks.end())) throw invalid_argument("fault: ranks must be ascending");
     if (f.first_step < cfg.first_step || f.last_step > last || f.first_step > f.last_step)
-      throw invalid_argument("simulate: fault steps [" + std::to_string(f.first_step) + ", " +
-                             std::to_string(f.last_step) + "] outside the run [" + std::to_string(cfg.first_step) +
-                             ", " + std::to_string(last) + "]");
-    if (!std::isfinite(f.factor) || f.factor <= 0)
-      throw invalid_argument("simulate: fault factor must be finite and > 0");
-    if (!std::isfinite(f.stall_ms) || f.stall_ms < 0) throw invalid_argument("simulate: stall must be finite and >= 0");
+      throw invalid_argument("fault: steps [" + std::to_string(f.first_step) + ", " + std::to_string(f.last_step) +
+                             "] outside the run [" + std::to_string(cfg.first_step) + ", " + std::to_string(last) +
+                             "]");
+    if (!std::isfinite(f.factor) || f.factor <= 0) throw invalid_argument("fault: factor must be finite and > 0");
+    if (!std::isfinite(f.stall_ms) || f.stall_ms < 0) throw invalid_argument("fault: stall must be finite and >= 0");
     if (f.kind == fault_kind::degraded_link && (f.link_group < 0 || f.link_group >= topo.group_count(f.link_dim)))
-      throw invalid_argument("simulate: degraded link group index outside the layout");
+      throw invalid_argument("fault: degraded link group index outside the layout");
   }
 }
 
@@ -601,7 +599,7 @@ inline void check_faults(const std::vector<fault>& faults, const job_config& cfg
 inline topology checked_topology(const job_config& cfg, const std::vector<fault>& faults) {
   topology topo = validate(cfg);
   if (topo.world_size() > (1 << 20))
-    throw invalid_argument("simulate: " + std::to_string(topo.world_size()) +
+    throw invalid_argument("job_config: " + std::to_string(topo.world_size()) +
                            " ranks: the simulator handles at most 2^20");
   check_faults(faults, cfg, topo);
   return topo;
