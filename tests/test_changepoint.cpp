@@ -291,3 +291,20 @@ TEST_CASE("changepoint: edge cases and errors", "[changepoint][errors]") {
   std::vector<float> f(steps.begin(), steps.end());
   CHECK(pelt(f, {}).changes == std::vector<std::size_t>{20, 40});
 }
+
+TEST_CASE("cost models and penalties parse from the names to_string prints") {
+  for (std::size_t i = 0; i < cost_model_count; ++i) {
+    const auto m = static_cast<cost_model>(i);
+    CHECK(parse_cost_model(to_string(m)) == m);
+  }
+  CHECK(parse_cost_model("meanvar") == cost_model::normal_meanvar);
+  CHECK_THROWS_AS(parse_cost_model("variance"), failslow::invalid_argument);
+  CHECK(parse_penalty("bic").kind == penalty_kind::bic);
+  CHECK(parse_penalty("mbic").kind == penalty_kind::mbic);
+  const penalty p = parse_penalty("12.5");
+  CHECK(p.kind == penalty_kind::fixed);
+  CHECK(p.value == 12.5);
+  for (const char* bad : {"", "fixed", "-1", "3x", "nan", "inf", "BIC"})
+    CHECK_THROWS_AS(parse_penalty(bad), failslow::invalid_argument);
+  CHECK(to_string(penalty_kind::fixed) == "fixed");
+}

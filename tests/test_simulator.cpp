@@ -481,3 +481,13 @@ TEST_CASE("layouts: single rank, cp and ep groups, custom order, bad input throw
   REQUIRE_THROWS_AS(kineto_trace(simulate(cfg, scenario::healthy), 8), domain_error);
   for (scenario s : all_scenarios) REQUIRE(parse_scenario(to_string(s)) == s);
 }
+
+TEST_CASE("every fault kind parses from the name truth.json holds") {
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    const auto k = static_cast<fault_kind>(i);
+    CHECK(parse_fault_kind(to_string(k)) == k);
+  }
+  CHECK(parse_fault_kind("gc_pause") == fault_kind::gc_pause);
+  CHECK_THROWS_AS(parse_fault_kind("gc-pause"), invalid_argument);  // the scenario's spelling, not the kind's
+  CHECK_THROWS_AS(parse_fault_kind(""), invalid_argument);
+}

@@ -47,27 +47,8 @@ void run(const detect_options& o) {
   out["ratio_gate"] = {{"window", o.window}, {"windows", windows}, {"skipped", gate.skipped}};
 
   fd::changepoint_options c;
-  if (o.model == "mean")
-    c.model = fd::cost_model::normal_mean;
-  else if (o.model == "meanvar")
-    c.model = fd::cost_model::normal_meanvar;
-  else
-    throw failslow::invalid_argument("detect: --model is mean or meanvar, not " + o.model);
-  if (o.penalty == "mbic")
-    c.pen = fd::penalty::mbic();
-  else if (o.penalty == "bic")
-    c.pen = fd::penalty::bic();
-  else {
-    std::size_t used = 0;
-    double beta = -1;
-    try {
-      beta = std::stod(o.penalty, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != o.penalty.size()) throw failslow::invalid_argument("detect: --penalty is mbic, bic or a number");
-    c.pen = fd::penalty::fixed(beta);
-  }
+  c.model = fd::parse_cost_model(o.model);
+  c.pen = fd::parse_penalty(o.penalty);
   c.min_segment = o.min_segment;
   const auto cp = fd::pelt(series, c);
   nlohmann::json segments = nlohmann::json::array();

@@ -54,15 +54,6 @@ inline nlohmann::json truth_to_json(const failslow::sim::truth& t) {
   return j;
 }
 
-inline failslow::sim::fault_kind parse_fault_kind(const std::string& s) {
-  using failslow::sim::fault_kind;
-  for (auto k : {fault_kind::compute_straggler, fault_kind::masked_straggler, fault_kind::degraded_link,
-                 fault_kind::slow_stage, fault_kind::jit_stall, fault_kind::thermal_drift, fault_kind::memory_bound,
-                 fault_kind::host_launch_delay, fault_kind::gc_pause})
-    if (failslow::sim::to_string(k) == s) return k;
-  throw failslow::invalid_argument("unknown fault kind '" + s + "'");
-}
-
 inline failslow::sim::truth truth_from_json(const nlohmann::json& j) {
   if (j.value("schema", std::string()) != "failslow.truth/1")
     throw failslow::invalid_argument("not a failslow.truth/1 document (\"schema\" missing or different)");
@@ -90,7 +81,7 @@ inline failslow::sim::truth truth_from_json(const nlohmann::json& j) {
   t.layers_per_stage = j.value("layers_per_stage", 1);
   for (const auto& x : j.at("faults")) {
     failslow::sim::fault f;
-    f.kind = parse_fault_kind(x.at("kind").get<std::string>());
+    f.kind = failslow::sim::parse_fault_kind(x.at("kind").get<std::string>());
     f.ranks = x.at("ranks").get<std::vector<int>>();
     f.group = x.value("group", std::string());
     f.first_step = x.at("first_step").get<std::int64_t>();

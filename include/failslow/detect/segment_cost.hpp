@@ -24,6 +24,8 @@
 //     penalty::mbic()     (p + 1) ln n plus ln(length) added to every segment's cost
 //                         (Zhang & Siegmund 2007's modified BIC, as R changepoint's "MBIC")
 //     penalty::fixed(b)   beta = b >= 0
+//   to_string / parse_cost_model / parse_penalty: the names "mean", "meanvar"; "bic", "mbic" or a
+//   number (a fixed beta), as the failslow tool's --model and --penalty take them.
 //   Minimum segment length: every segment has at least min_segment samples (>= 1; >= 2 for
 //   normal_meanvar).
 //   segment_cost evaluates C (with the MBIC term) from prefix sums of the centred and scaled
@@ -40,10 +42,13 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/stats/descriptive.hpp"
 
@@ -54,7 +59,53 @@ enum class cost_model : std::uint8_t {
   normal_meanvar,  ///< piecewise-constant mean and variance
 };
 
+/// The number of cost models (checked against to_string below).
+inline constexpr std::size_t cost_model_count = 2;
+
+/// "mean" or "meanvar" (R changepoint's cpt.mean / cpt.meanvar).
+constexpr std::string_view to_string(cost_model m) noexcept {
+  switch (m) {
+    case cost_model::normal_mean:
+      return "mean";
+    case cost_model::normal_meanvar:
+      return "meanvar";
+  }
+  return "mean";
+}
+
 enum class penalty_kind : std::uint8_t { bic, mbic, fixed };
+/// The number of penalty kinds (checked against to_string below).
+inline constexpr std::size_t penalty_kind_count = 3;
+
+/// "bic", "mbic" or "fixed".
+constexpr std::string_view to_string(penalty_kind k) noexcept {
+  switch (k) {
+    case penalty_kind::bic:
+      return "bic";
+    case penalty_kind::mbic:
+      return "mbic";
+    case penalty_kind::fixed:
+      return "fixed";
+  }
+  return "bic";
+}
+
+static_assert(failslow::detail::enum_count_matches<cost_model>(cost_model_count),
+              "cost_model_count is not the number of models");
+static_assert(failslow::detail::enum_count_matches<penalty_kind>(penalty_kind_count),
+              "penalty_kind_count is not the number of penalty kinds");
+
+/// Parses a cost model's name ("mean" or "meanvar", as to_string prints it); throws
+/// invalid_argument otherwise.
+inline cost_model parse_cost_model(std::string_view s) {
+  std::string list;
+  for (std::size_t i = 0; i < cost_model_count; ++i) {
+    const auto m = static_cast<cost_model>(i);
+    if (to_string(m) == s) return m;
+    list += (list.empty() ? "" : " or ") + std::string(to_string(m));
+  }
+  throw invalid_argument("unknown cost model '" + std::string(s) + "' (expected " + list + ")");
+}
 
 /// The price of one change point.
 struct penalty {
@@ -64,6 +115,24 @@ struct penalty {
   static penalty mbic() noexcept { return {penalty_kind::mbic, 0.0}; }
   static penalty fixed(double beta) noexcept { return {penalty_kind::fixed, beta}; }
 };
+
+/// Parses "bic", "mbic" or a number beta >= 0 written in full (penalty::fixed(beta)); throws
+/// invalid_argument otherwise ("fixed" alone names no beta).
+inline penalty parse_penalty(std::string_view s) {
+  if (s == to_string(penalty_kind::bic)) return penalty::bic();
+  if (s == to_string(penalty_kind::mbic)) return penalty::mbic();
+  const std::string text(s);
+  std::size_t used = 0;
+  double beta = -1;
+  try {
+    beta = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !(beta >= 0) || !std::isfinite(beta))
+    throw invalid_argument("unknown penalty '" + text + "' (expected mbic, bic or a number >= 0)");
+  return penalty::fixed(beta);
+}
 
 struct changepoint_options {
   cost_model model = cost_model::normal_mean;

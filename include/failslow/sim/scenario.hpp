@@ -31,9 +31,10 @@
 //   faults act from ProfilerStep#(first_step + onset) to the last step (default steps / 3).
 //   fault::kernels lists the names of the kernels a fault changes; the simulator fills it for
 //   compute faults with exactly the kernels it modified.
+//   parse_scenario / parse_fault_kind read the names to_string prints (truth.json's "kind").
 // Complexity: O(world) for placement.
-// Errors: invalid_argument for an unknown scenario name, severity < 0 or not finite, onset
-//   outside [0, steps), a fault rank outside the world, a scenario the layout cannot host
+// Errors: invalid_argument for an unknown scenario name or fault kind, severity < 0 or not
+//   finite, onset outside [0, steps), a fault rank outside the world, a scenario the layout cannot host
 //   (dp-link needs dp > 1, tp-link tp > 1, slow-stage pp > 1, two-faults dp > 1 with two dp
 //   groups or tp > 1).
 #pragma once
@@ -41,6 +42,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -48,6 +50,7 @@
 #include <string_view>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/sim/detail/random.hpp"
@@ -129,6 +132,8 @@ enum class fault_kind : std::uint8_t {
 };
 
 constexpr std::string_view to_string(fault_kind k) noexcept {
+/// The number of fault kinds (checked against to_string below).
+inline constexpr std::size_t fault_kind_count = 9;
   switch (k) {
     case fault_kind::compute_straggler:
       return "compute_straggler";
@@ -154,6 +159,21 @@ constexpr std::string_view to_string(fault_kind k) noexcept {
 
 /// One injected fault: what the model applies and what the truth states.
 struct fault {
+static_assert(failslow::detail::enum_count_matches<fault_kind>(fault_kind_count),
+              "fault_kind_count is not the number of fault kinds");
+
+/// Parses a fault kind's name (as printed by to_string, e.g. "compute_straggler"); throws
+/// invalid_argument naming the kinds otherwise.
+inline fault_kind parse_fault_kind(std::string_view s) {
+  std::string list;
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    const auto k = static_cast<fault_kind>(i);
+    if (to_string(k) == s) return k;
+    list += (list.empty() ? "" : ", ") + std::string(to_string(k));
+  }
+  throw invalid_argument("unknown fault kind '" + std::string(s) + "' (expected one of " + list + ")");
+}
+
   fault_kind kind = fault_kind::compute_straggler;
   std::vector<int> ranks;                    ///< affected ranks, ascending
   std::string group;                         ///< "dp:3", "tp:5", "stage:2"; empty for single-rank faults
