@@ -235,9 +235,15 @@ TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicat
     bad.shard_count = 2;
     CHECK_THROWS_AS(trace::load_trace_set({dir.string()}, bad), invalid_argument);
   }
-  trace::trace_set_options zero;
-  zero.threads = 0;
-  CHECK_THROWS_AS(trace::load_trace_set({dir.string()}, zero), invalid_argument);
+  trace::trace_set_options one, every_core;  // threads = 0: every core, the same set
+  every_core.threads = 0;
+  const auto by_one = trace::load_trace_set({dir.string()}, one);
+  const auto by_all = trace::load_trace_set({dir.string()}, every_core);
+  REQUIRE(by_all.traces.size() == by_one.traces.size());
+  for (std::size_t i = 0; i < by_one.traces.size(); ++i) {
+    CHECK(by_all.traces[i].rank == by_one.traces[i].rank);
+    CHECK(by_all.traces[i].data.events.size() == by_one.traces[i].data.events.size());
+  }
   failslow_test::write_file(dir / "broken.json", "{\"traceEvents\": [");
   CHECK_THROWS_AS(trace::load_trace_set({dir.string()}), parse_error);
   std::filesystem::remove_all(dir);

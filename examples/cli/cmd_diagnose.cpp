@@ -32,7 +32,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "commands.hpp"
@@ -64,7 +63,7 @@ void write_file(const std::string& path, const std::string& text) { failslow::io
 void write_figures(const diagnose_cli_options& o, const failslow::diagnose::loaded_job& job, failslow::report& rep) {
   if (o.svg_dir.empty() && o.html.empty()) return;
   failslow::io::figure_options fo;
-  fo.threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+  fo.threads = o.threads;  // 0: every core
   const auto figures = failslow::io::diagnosis_figures(job.model, job.topo, rep, fo);
   if (!o.svg_dir.empty()) {
     std::error_code ec;
@@ -88,7 +87,7 @@ void write_views(const diagnose_cli_options& o, const failslow::diagnose::loaded
       // The model keeps no events: the shown ranks' traces are read again.
       const auto view = failslow::io::choose_perfetto_view(rep, job.model, job.topo);
       failslow::trace::trace_set_options to;
-      to.threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+      to.threads = o.threads;
       to.skip_unreadable = true;
       set.emplace(failslow::trace::load_trace_set(o.paths, to));
       auto& t = set->traces;

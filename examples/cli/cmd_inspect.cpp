@@ -31,7 +31,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -360,7 +359,7 @@ void run(const inspect_options& o) {
   using namespace failslow;
   if (std::any_of(o.paths.begin(), o.paths.end(), is_fsum)) return inspect_summaries(o);
   trace::trace_set_options so;
-  so.threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  so.threads = o.threads;        // 0: every core
   std::optional<int> show_rank;  // --rank N
   std::vector<std::string> mappings = o.rank_map;
   for (const auto& m : o.rank_arg) {

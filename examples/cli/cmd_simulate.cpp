@@ -11,8 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <failslow/compress/codec.hpp>
+#include <failslow/core/parallel_for.hpp>
 #include <failslow/io/output_file.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
@@ -21,9 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "commands.hpp"
@@ -136,37 +134,21 @@ void run(simulate_options o) {
 
   std::filesystem::create_directories(o.out);
   const int world = job.topo.world_size();
-  const unsigned threads = std::max(1u, std::min<unsigned>(o.threads ? o.threads : std::thread::hardware_concurrency(),
-                                                           static_cast<unsigned>(world)));
-  std::atomic<int> next{0};
   std::atomic<std::uint64_t> bytes{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      std::string text;
-      for (int r = next++; r < world; r = next++) {
-        text.clear();
-        write_kineto_trace(job, r, text);
-        const std::string path =
-            (std::filesystem::path(o.out) / ("rank_" + std::to_string(r) + (o.gzip ? ".json.gz" : ".json"))).string();
-        if (o.gzip)
-          write_gzip(path, text);
-        else
-          write_plain(path, text);
-        bytes += std::filesystem::file_size(path);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = world;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  const auto ranks = static_cast<std::size_t>(world);
+  std::vector<std::string> texts(failslow::parallel_workers(ranks, o.threads));  // a buffer per worker
+  failslow::parallel_for(ranks, o.threads, [&](std::size_t r, std::size_t worker) {
+    std::string& text = texts[worker];
+    text.clear();
+    write_kineto_trace(job, static_cast<int>(r), text);
+    const std::string path =
+        (std::filesystem::path(o.out) / ("rank_" + std::to_string(r) + (o.gzip ? ".json.gz" : ".json"))).string();
+    if (o.gzip)
+      write_gzip(path, text);
+    else
+      write_plain(path, text);
+    bytes += std::filesystem::file_size(path);
+  });
   const std::string truth_path = (std::filesystem::path(o.out) / "truth.json").string();
   write_plain(truth_path, truth_to_json(job.truth).dump(2) + "\n");
   const auto t2 = std::chrono::steady_clock::now();

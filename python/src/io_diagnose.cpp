@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -102,7 +101,7 @@ py::object distributed_dict(const std::optional<failslow::io::distributed_info>&
 py::dict read_traces(const std::vector<std::string>& paths, unsigned threads, bool assume_missing_ranks,
                      bool skip_unreadable, const std::map<std::string, std::int32_t>& rank_of) {
   tr::trace_set_options o;
-  o.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  o.threads = threads;  // 0: every core
   o.assume_missing_ranks = assume_missing_ranks;
   o.skip_unreadable = skip_unreadable;
   o.rank_of = rank_of;

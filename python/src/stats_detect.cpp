@@ -484,7 +484,7 @@ sorted=True: both ascending and unweighted, read in place without sorting, O(n +
         R"(N x N Wasserstein-1 matrix (symmetric, zero diagonal).
 x a 2-D float64 array: rows are quantile vectors at u_k = (k + 1/2)/K (quantile_vectors), and
 D(i, j) = mean_k |x_ik - x_jk| (scipy's cdist(x, x, 'cityblock') / K), O(N^2 K / 2).
-x a list of 1-D arrays: exact W1 between the sample sets. threads: std::threads used.)");
+x a list of 1-D arrays: exact W1 between the sample sets. threads: threads used (0: every core).)");
   m.def("quantile_vectors", &quantile_vectors, "samples"_a, py::kw_only(), "k"_a = 256,
         R"(Each sample set's quantiles at u_k = (k + 1/2)/K, k = 0..K-1, as the rows of an N x K array:
 the input w1_matrix takes; W1 of two rows is within (range_a + range_b)/K of the exact W1.)");

@@ -287,7 +287,7 @@ def test_errors_map_to_value_error():
     with pytest.raises(ValueError):
         failslow.bh(np.array([0.5, 1.5]))
     with pytest.raises(ValueError):
-        failslow.w1_matrix(np.ones((3, 4)), threads=0)
+        failslow.w1_matrix(np.ones((0, 4)))
     with pytest.raises(ValueError):
         failslow.read_traces("/no/such/folder")
     with pytest.raises(ValueError, match="one-dimensional"):

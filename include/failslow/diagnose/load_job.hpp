@@ -30,7 +30,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -112,7 +111,7 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
     settle_layout({}, out.model.world_size);  // summaries state no process groups
   } else {
     trace::trace_set_options to;
-    to.threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    to.threads = options.threads;  // 0: every core
     to.skip_unreadable = true;
     to.progress = options.progress;
     to.assume_missing_ranks = true;  // a trace of unknown rank takes a free one, and a note says so

@@ -61,7 +61,7 @@ struct figure_options {
   std::size_t w1_max_ranks = 256;     ///< ranks in a W1 matrix (the finding's group is always kept)
   std::size_t quantiles = 64;         ///< K of the quantile grid (L3's default)
   bool truncated = true;              ///< clusters reconstructed truncated, as L3 does
-  unsigned threads = 1;               ///< for the W1 matrices
+  unsigned threads = 1;               ///< for the W1 matrices (0: every core)
 };
 
 namespace detail {

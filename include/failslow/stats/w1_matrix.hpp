@@ -17,31 +17,28 @@
 //   of pairs shares one pass over the columns: 4 x 4 pairs with AVX-512, 2 x 2 with AVX, one
 //   pair otherwise (SSE2 by default; build with -march=native for more), written with GCC/Clang
 //   vector extensions at the target's width (plain lanes on other compilers). Each pair keeps
-//   l1_distance's eight lanes and order of summation. Work is split over `threads` std::threads
-//   chosen by the caller (1 = the calling thread only; tiles of the quantile form, rows
-//   otherwise); there is no hidden thread pool.
+//   l1_distance's eight lanes and order of summation. Work is split over `threads` threads
+//   chosen by the caller (core/parallel_for.hpp: 1 = the calling thread only, 0 = every core;
+//   tiles of the quantile form, rows otherwise); there is no hidden thread pool.
 // Complexity: quantile form O(N^2 K / 2); samples O(N n log n + N^2 n / 2) for N sets of n.
 // Accuracy: quantile form equal bit for bit to wasserstein1_quantiles (see wasserstein.hpp),
 //   whatever the target, blocking or thread count; samples exact.
-// Errors: threads == 0, empty inputs, NaN/Inf, group indices out of range throw
+// Errors: empty inputs, NaN/Inf, group indices out of range throw
 //   failslow::invalid_argument / failslow::domain_error.
 #pragma once
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "failslow/core/error.hpp"
+#include "failslow/core/parallel_for.hpp"
 #include "failslow/stats/lognormal.hpp"
 #include "failslow/stats/wasserstein.hpp"
 
@@ -51,30 +48,6 @@ namespace failslow::stats {
 using quantile_matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 namespace detail {
-
-// Runs body(i) for i in [0, n) on `threads` threads, handing out indices dynamically (rows or
-// tiles of an upper triangle differ in cost). Rethrows the first exception on the calling thread.
-template <class Body>
-void parallel_rows(std::size_t n, unsigned threads, Body&& body) {
-  if (threads == 0) throw invalid_argument("threads must be >= 1");
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      for (std::size_t i; (i = next.fetch_add(1)) < n;) body(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = n;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::min<std::size_t>(threads, n); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 // ---- quantile form: register-blocked L1 distances -------------------------------------------
 //
@@ -181,7 +154,7 @@ inline Eigen::MatrixXd w1_matrix_quantiles(const quantile_matrix& q, unsigned th
     for (std::size_t j0 = i0; j0 < n; j0 += rows) tiles.emplace_back(i0, j0);
   Eigen::MatrixXd d(q.rows(), q.rows());  // the tiles write every entry off the diagonal
   d.diagonal().setZero();
-  detail::parallel_rows(tiles.size(), threads, [&](std::size_t t) {
+  parallel_for(tiles.size(), threads, [&](std::size_t t) {
     const auto [i0, j0] = tiles[t];
     detail::l1_tile(q, i0, std::min(i0 + rows, n), j0, std::min(j0 + rows, n), d);
   });
@@ -192,14 +165,14 @@ inline Eigen::MatrixXd w1_matrix_quantiles(const quantile_matrix& q, unsigned th
 inline Eigen::MatrixXd w1_matrix_samples(const std::vector<std::vector<double>>& samples, unsigned threads = 1) {
   if (samples.empty()) throw invalid_argument("w1_matrix: no sample sets");
   std::vector<std::vector<double>> sorted(samples.size());
-  detail::parallel_rows(samples.size(), threads, [&](std::size_t i) {
+  parallel_for(samples.size(), threads, [&](std::size_t i) {
     detail::check_w1_sample(samples[i], nullptr, "a sample set");
     sorted[i] = samples[i];
     std::sort(sorted[i].begin(), sorted[i].end());
   });
   const auto n = static_cast<Eigen::Index>(samples.size());
   Eigen::MatrixXd d = Eigen::MatrixXd::Zero(n, n);
-  detail::parallel_rows(samples.size(), threads, [&](std::size_t i) {
+  parallel_for(samples.size(), threads, [&](std::size_t i) {
     for (std::size_t j = i + 1; j < sorted.size(); ++j) {
       const double w = wasserstein1_sorted(sorted[i].data(), sorted[i].size(), sorted[j].data(), sorted[j].size());
       d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = w;
@@ -216,7 +189,7 @@ inline quantile_matrix quantile_vectors(const std::vector<distribution_summary>&
   if (k == 0) throw invalid_argument("quantile_vectors: K must be >= 1");
   quantile_matrix q(static_cast<Eigen::Index>(summaries.size()), static_cast<Eigen::Index>(k));
   const quantile_grid grid(k);
-  detail::parallel_rows(summaries.size(), threads, [&](std::size_t i) {
+  parallel_for(summaries.size(), threads, [&](std::size_t i) {
     quantile_vector(lognormal_mixture::from_summary(summaries[i], truncated), grid, q.data() + i * k);
   });
   return q;
@@ -234,7 +207,7 @@ inline std::vector<Eigen::MatrixXd> w1_matrices_within_groups(const quantile_mat
                                                               unsigned threads = 1) {
   detail::check_quantile_matrix(q);
   std::vector<Eigen::MatrixXd> out(groups.size());
-  detail::parallel_rows(groups.size(), threads, [&](std::size_t g) {
+  parallel_for(groups.size(), threads, [&](std::size_t g) {
     const auto& members = groups[g];
     quantile_matrix sub(static_cast<Eigen::Index>(members.size()), q.cols());
     for (std::size_t r = 0; r < members.size(); ++r) {

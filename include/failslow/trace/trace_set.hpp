@@ -7,8 +7,8 @@
 //       *.csv / *.tsv           io::read_kernel_table (one trace per rank in the table)
 //       *.sqlite                io::read_nsys_sqlite  (Nsight Systems export)
 //       anything else           io::read_kineto_file  (.json, .json.gz)
-//     on options.threads worker threads (std::thread, started and joined inside the call;
-//     no pool is kept). All traces intern their names into the set's one name_table.
+//     on options.threads worker threads (core/parallel_for.hpp: 0 = every core; started and
+//     joined inside the call, no pool is kept). All traces intern their names into the set's one name_table.
 //   Ranks, one rule for every format (the first that applies; rank_trace::source says which):
 //     1. mapping     options.rank_of[path] (an explicit mapping wins)
 //     2. table       the rank column of a CSV/TSV kernel table
@@ -37,7 +37,7 @@
 //   a caller that shards assigns missing ranks over the whole job (assume_missing_ranks off).
 // Complexity: O(total bytes / threads) for reading; O(traces log traces) for the bookkeeping.
 // Errors: a path that does not exist, or a folder with no trace, throws invalid_argument;
-//   threads == 0 or shard_index >= shard_count throws invalid_argument; a reader's error (parse_error,
+//   shard_index >= shard_count throws invalid_argument; a reader's error (parse_error,
 //   unavailable_error,
 //   ...) is rethrown after all workers stopped: the one of the first failing path; with
 //   skip_unreadable, failslow::error exceptions of readers are recorded in unreadable_files
@@ -46,7 +46,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -55,13 +54,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "failslow/core/error.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/csv_reader.hpp"
+#include "failslow/core/parallel_for.hpp"
 #include "failslow/io/kineto_reader.hpp"
 #include "failslow/io/nsys_reader.hpp"
 #include "failslow/io/trace_data.hpp"
@@ -97,7 +96,7 @@ struct rank_trace {
 };
 
 struct trace_set_options {
-  unsigned threads = 1;                         ///< worker threads reading files
+  unsigned threads = 1;                         ///< worker threads reading files (0: every core)
   std::map<std::string, std::int32_t> rank_of;  ///< explicit rank per path (as given in paths)
   /// Give traces without a rank (no mapping, table column, distributedInfo or file name) the
   /// lowest free ranks (source assumed); off: they keep rank -1 (source unknown).
@@ -214,53 +213,43 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
 }
 
 inline trace_set load_trace_set(const std::vector<std::string>& paths, const trace_set_options& options = {}) {
-  if (options.threads == 0) throw invalid_argument("load_trace_set: threads must be at least 1");
   if (options.shard_index >= options.shard_count)
     throw invalid_argument("load_trace_set: shard " + std::to_string(options.shard_index) + " of " +
                            std::to_string(options.shard_count));
   std::vector<bool> from_folder;
   const auto files = expand_trace_paths(paths, &from_folder);
   const auto in_share = [&](std::size_t i) { return i % options.shard_count == options.shard_index; };
-  const std::size_t share_size = (files.size() + options.shard_count - 1 - options.shard_index) / options.shard_count;
   trace_set set;
   std::vector<std::vector<io::trace_data>> loaded(files.size());
   std::vector<std::exception_ptr> errors(files.size());
-  std::atomic<std::size_t> next{0};
+  std::vector<std::size_t> share;  // the files this call reads
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (in_share(i)) share.push_back(i);
+  std::vector<io::kineto_reader> kineto(parallel_workers(share.size(), options.threads));  // one per worker
   std::size_t done = 0;
   std::mutex progress_mutex;
-  auto worker = [&] {
-    io::kineto_reader kineto;
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= files.size()) return;
-      if (!in_share(i)) continue;
-      try {
-        switch (detail::format_of(files[i])) {
-          case detail::trace_format::kineto:
-            loaded[i].push_back(kineto.read_file(files[i], set.names, options.kineto));
-            break;
-          case detail::trace_format::table:
-            loaded[i] = io::read_kernel_table_file(files[i], set.names, options.table);
-            break;
-          case detail::trace_format::nsys:
-            loaded[i].push_back(io::read_nsys_sqlite(files[i], set.names));
-            break;
-        }
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-      if (options.progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(++done, share_size);
+  parallel_for(share.size(), options.threads, [&](std::size_t k, std::size_t worker) {
+    const std::size_t i = share[k];
+    try {
+      switch (detail::format_of(files[i])) {
+        case detail::trace_format::kineto:
+          loaded[i].push_back(kineto[worker].read_file(files[i], set.names, options.kineto));
+          break;
+        case detail::trace_format::table:
+          loaded[i] = io::read_kernel_table_file(files[i], set.names, options.table);
+          break;
+        case detail::trace_format::nsys:
+          loaded[i].push_back(io::read_nsys_sqlite(files[i], set.names));
+          break;
       }
     }
-  };
-  const unsigned n_threads =
-      static_cast<unsigned>(std::min<std::size_t>(options.threads, std::max<std::size_t>(share_size, 1)));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n_threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+    if (options.progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(++done, share.size());
+    }
+  });
+    } catch (...) {
+      errors[i] = std::current_exception();
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (!errors[i]) continue;
     if (!options.skip_unreadable) std::rethrow_exception(errors[i]);
