@@ -3,9 +3,13 @@
 // GPU activity is compressed or counted, and the summaries survive the codec.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <failslow/compress/baselines.hpp>
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/trace_windows.hpp>
+#include <failslow/core/kernel_class.hpp>
+#include <failslow/io/detail/text_format.hpp>
 #include <map>
 #include <random>
 
@@ -105,6 +109,25 @@ TEST_CASE("trace windows: one window per ProfilerStep, GPU work by launching ste
     else
       CHECK(window_of[i] == steps.steps[static_cast<std::size_t>(steps.step_of_event[i])].number);
   }
+  // add_trace_fidelity: every listed (window, key) pair against the events put in that window.
+  std::vector<std::pair<std::int64_t, const failslow::compress::window_summary*>> listed;
+  std::vector<double> by_hand;
+  for (const auto& w : windows) {
+    listed.emplace_back(static_cast<std::int64_t>(w.window_id), &w);
+    for (const auto& k : w.kernels)
+      by_hand.push_back(failslow::compress::relative_w1(
+          k, expected.at({static_cast<std::int64_t>(w.window_id), std::string(names.name(k.key))})));
+  }
+  failslow::compress::fidelity_figures fid;
+  failslow::compress::add_trace_fidelity(fid, b.t, window_of, {listed.rbegin(), listed.rend()});  // any order
+  CHECK(fid.pairs() == by_hand.size());
+  CHECK(fid.zero_duration_pairs == 0);
+  CHECK(fid.median() == Approx(failslow::stats::quantile(by_hand, 0.5)).epsilon(1e-12));
+  CHECK(fid.p95() == Approx(failslow::stats::quantile(by_hand, 0.95)).epsilon(1e-12));
+  failslow::compress::fidelity_figures part;
+  failslow::compress::add_trace_fidelity(part, b.t, window_of, {listed.front()});  // other windows ignored
+  CHECK(part.pairs() == windows.front().kernels.size());
+  CHECK_THROWS_AS(failslow::compress::add_trace_fidelity(part, b.t, {}, listed), failslow::invalid_argument);
 }
 
 TEST_CASE("trace windows: without steps, time-bounded windows in start order", "[trace_windows]") {
@@ -204,4 +227,137 @@ TEST_CASE("relative_w1: exact for point masses, errors on bad input", "[trace_wi
   CHECK_THROWS_AS(failslow::compress::relative_w1(k, d, 0), failslow::invalid_argument);
   failslow::compress::kernel_summary empty;
   CHECK_THROWS_AS(failslow::compress::relative_w1(empty, d), failslow::invalid_argument);
+}
+
+TEST_CASE("fidelity figures: zero-duration pairs counted, quantiles of the rest", "[trace_windows][fidelity]") {
+  failslow::compress::kernel_summary k;
+  k.count = 3;
+  k.sampled = 3;
+  std::vector<double> d{5000, 5000, 5000};
+  k.clusters.push_back(failslow::stats::summarize_sorted(d.data(), d.size()));
+  failslow::compress::fidelity_figures f;
+  CHECK(std::isnan(f.median()));
+  f.add(k, {0, 0});
+  CHECK(f.zero_duration_pairs == 1);
+  CHECK(f.relative_w1.empty());
+  f.add(k, d);
+  f.add(k, {5500, 5500, 5500});
+  CHECK(f.pairs() == 3);
+  CHECK(f.median() == Approx(0.5 * 500.0 / 5500).margin(1e-9));  // numpy's linear quantile of two values
+  failslow::compress::fidelity_figures g;
+  g.merge(f);
+  g.merge(f);
+  CHECK(g.pairs() == 6);
+  CHECK(g.zero_duration_pairs == 2);
+}
+
+TEST_CASE("minimal Kineto JSON: the bytes printf writes for the event", "[trace_windows][baselines]") {
+  const char* name = "void gemm<128>(float*)";
+  for (std::int64_t start : {std::int64_t{0}, std::int64_t{999}, std::int64_t{1'700'000'000'123'456'789}}) {
+    for (std::int64_t dur : {std::int64_t{0}, std::int64_t{1}, std::int64_t{25'004}}) {
+      event e;
+      e.start_ns = start;
+      e.end_ns = start + dur;
+      e.correlation = 4'000'000'000u;
+      e.device = 7;
+      e.stream = 13;
+      char buf[512];
+      const int n = std::snprintf(buf, sizeof buf,
+                                  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
+                                  "\"dur\":%.3f,\"args\":{\"device\":%d,\"stream\":%u,\"correlation\":%llu}},",
+                                  name, 7, 13u, static_cast<double>(start) / 1e3, static_cast<double>(dur) / 1e3, 7,
+                                  13u, 4'000'000'000ull);
+      CHECK(failslow::compress::minimal_kineto_json_bytes(name, e) == static_cast<std::size_t>(n));
+    }
+  }
+  CHECK(failslow::compress::record_bytes == 32);
+}
+
+TEST_CASE("trace windows: kernels keyed by name and launch shape", "[trace_windows][launch_shape]") {
+  using failslow::kernel_base_name;
+  using failslow::launch_shape_key;
+  using failslow::launch_shape_of;
+  const auto key = launch_shape_key("void gemm<float>(Params)", {128, 2, 1}, {256, 1, 1});
+  CHECK(key == "void gemm<float>(Params) <<<128x2x1, 256x1x1>>>");
+  CHECK(kernel_base_name(key) == "void gemm<float>(Params)");
+  CHECK(launch_shape_of(key) == "128x2x1, 256x1x1");
+  CHECK(kernel_base_name("plain_kernel") == "plain_kernel");
+  CHECK(launch_shape_of("operator>>>") == "");
+  CHECK(failslow::io::detail::format_kernel_name(key) == "gemm<float> <<<128x2x1, 256x1x1>>>");
+  // Classification and routing see the name without its shape.
+  const auto classifier = failslow::kernel_classifier::defaults();
+  CHECK(classifier.classify(launch_shape_key("ncclDevKernel_AllReduce_Sum_f32_RING_LL", {4, 1, 1}, {512, 1, 1})) ==
+        classifier.classify("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+
+  // One GEMM launched with two shapes: 100 us at one, 400 us at the other. Step 2 launches more of
+  // the large shape: by name its distribution moves, by name and shape neither key does.
+  std::mt19937_64 rng(GENERATE(7u, 8u));
+  std::lognormal_distribution<double> jitter(0.0, 0.03);
+  failslow::name_table names;
+  trace_builder b{names, {}};
+  const std::int64_t step_ns = 20'000'000;
+  for (int s = 0; s < 4; ++s) {
+    const std::int64_t h0 = 1'000'000 + s * step_ns;
+    b.add(event_kind::annotation, "ProfilerStep#" + std::to_string(s), h0, step_ns - 100'000);
+    const int large = s == 2 ? 24 : 8;
+    for (int k = 0; k < 32; ++k) {
+      const bool big = k < large;
+      const auto dur = static_cast<std::int64_t>((big ? 400'000.0 : 100'000.0) * jitter(rng));
+      b.launch("sm90_gemm", h0 + 10'000 + k * 20'000, h0 + 1'000'000 + k * 500'000, dur);
+      b.t.launches.push_back({static_cast<std::uint32_t>(b.t.events.size() - 1),
+                              big ? std::array<std::uint32_t, 3>{132, 1, 1} : std::array<std::uint32_t, 3>{66, 1, 1},
+                              {384, 1, 1}});
+    }
+    b.launch("ncclDevKernel_AllReduce", h0 + 900'000, h0 + 17'000'000, 300'000, event_kind::collective);
+    b.t.launches.push_back({static_cast<std::uint32_t>(b.t.events.size() - 1), {4, 1, 1}, {512, 1, 1}});
+  }
+  const auto steps = failslow::trace::map_steps(b.t, names);
+  REQUIRE(steps.steps.size() == 4);
+  const auto keys = failslow::compress::launch_shape_keys(b.t, names);
+  REQUIRE(keys.size() == b.t.events.size());
+  const auto small = names.find("sm90_gemm <<<66x1x1, 384x1x1>>>"),
+             large = names.find("sm90_gemm <<<132x1x1, 384x1x1>>>");
+  REQUIRE(small);
+  REQUIRE(large);
+  CHECK(!names.find("ncclDevKernel_AllReduce <<<4x1x1, 512x1x1>>>"));  // collectives keep their name
+  for (const bool by_shape : {false, true}) {
+    failslow::compress::trace_window_options wo;
+    if (by_shape) wo.keys = &keys;
+    std::vector<failslow::compress::window_summary> windows;
+    std::vector<std::int64_t> window_of;
+    const auto counts = failslow::compress::summarize_trace(
+        b.t, steps, 0, wo, [&](failslow::compress::window_summary&& w) { windows.push_back(std::move(w)); },
+        &window_of);
+    CHECK(counts.accounted());
+    REQUIRE(windows.size() == 4);
+    std::vector<std::pair<std::int64_t, const failslow::compress::window_summary*>> list;
+    for (const auto& w : windows) list.emplace_back(static_cast<std::int64_t>(w.window_id), &w);
+    failslow::compress::fidelity_figures fid;
+    failslow::compress::add_trace_fidelity(fid, b.t, window_of, list, by_shape ? &keys : nullptr);
+    CHECK(fid.quantile(1.0) < 0.05);
+    const auto gemm = names.find("sm90_gemm");
+    if (!by_shape) {
+      // The mix: step 2's mean per launch 1.6x step 1's although no launch got slower.
+      const auto* k1 = windows[1].find(*gemm);
+      const auto* k2 = windows[2].find(*gemm);
+      REQUIRE(k1);
+      REQUIRE(k2);
+      CHECK((k2->total_ns / static_cast<double>(k2->count)) / (k1->total_ns / static_cast<double>(k1->count)) > 1.5);
+      continue;
+    }
+    CHECK(!windows[1].find(*gemm));
+    for (const auto id : {*small, *large}) {
+      const auto* k1 = windows[1].find(id);
+      const auto* k2 = windows[2].find(id);
+      REQUIRE(k1);
+      REQUIRE(k2);
+      CHECK((k2->total_ns / static_cast<double>(k2->count)) / (k1->total_ns / static_cast<double>(k1->count)) ==
+            Approx(1.0).epsilon(0.05));
+    }
+  }
+  std::vector<name_id> wrong(3);
+  failslow::compress::trace_window_options bad;
+  bad.keys = &wrong;
+  CHECK_THROWS_AS(failslow::compress::summarize_trace(b.t, steps, 0, bad, [](failslow::compress::window_summary&&) {}),
+                  failslow::invalid_argument);
 }

@@ -13,10 +13,10 @@
 // output says which: "fidelity": {"mode", "sampled", "windows_evaluated", "windows_total",
 // "pairs", "pairs_total", ...}.
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <failslow/compress/baselines.hpp>
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/trace_windows.hpp>
@@ -30,7 +30,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -70,34 +69,6 @@ std::uint64_t splitmix64(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-// The bytes of a GPU event written as Kineto does with only the fields a reader needs (name,
-// ph, cat, pid, tid, ts, dur, args device/stream/correlation): a lower bound on the real size,
-// which also carries grid, block, registers, occupancy, External id, ...
-// The length that snprintf of
-//   {"ph":"X","cat":"kernel","name":"","pid":%d,"tid":%u,"ts":%.3f,"dur":%.3f,
-//    "args":{"device":%d,"stream":%u,"correlation":%llu}},
-// gives, counted with to_chars (the same digits: fixed precision is printf's %.3f), because
-// printf's exact decimal expansion was a tenth of the whole command's time.
-std::size_t minimal_kineto_bytes(std::string_view name, const failslow::event& e) {
-  constexpr std::string_view fixed =
-      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":,\"dur\":,"
-      "\"args\":{\"device\":,\"stream\":,\"correlation\":}},";
-  char buf[128];  // %.3f of an int64 count of ns / 1e3: at most 21 characters
-  const auto len = [&buf](auto... value_and_format) {
-    return static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, value_and_format...).ptr - buf);
-  };
-  const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
-  const std::size_t device = len(static_cast<int>(e.device)), stream = len(static_cast<unsigned>(e.stream));
-  return fixed.size() + 2 * (device + stream) + len(us(e.start_ns), std::chars_format::fixed, 3) +
-         len(us(e.duration_ns()), std::chars_format::fixed, 3) + len(static_cast<unsigned long long>(e.correlation)) +
-         name.size();
-}
-
-double quantile_of_sorted(const std::vector<double>& x, double p) {
-  if (x.empty()) return 0;
-  return x[std::min(x.size() - 1, static_cast<std::size_t>(p * static_cast<double>(x.size())))];
 }
 
 // The subcommand's own names, with the library's in reach.
@@ -151,7 +122,8 @@ void summarize_share(const compress_options& o, compressed_share& share) {
     share.total.windows += c.windows;
     for (std::size_t i = 0; i < rt.data.events.size(); ++i)
       if (rw.window_of_event[i] >= 0)
-        share.kineto_bytes += minimal_kineto_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
+        share.kineto_bytes +=
+            compress::minimal_kineto_json_bytes(set.names.name(rt.data.events[i].name), rt.data.events[i]);
   }
   for (std::size_t t = 0; t < share.per_trace.size(); ++t)
     for (const auto& w : share.per_trace[t].windows) share.stream.push_back({w.window_id, w.rank, t, &w});
@@ -177,8 +149,8 @@ std::string encode_share(const compressed_share& share, const compress::codec_op
 }
 
 struct fidelity_figures {
-  std::vector<double> rel_w1;  // W1 / mean per evaluated (window, key) pair
-  std::uint64_t zero_mean_keys = 0, windows_evaluated = 0, pairs_total = 0;
+  compress::fidelity_figures measured;  // W1 / mean per evaluated (window, key) pair
+  std::uint64_t windows_evaluated = 0, pairs_total = 0;
   std::size_t names = 0;         // keys in the decoded dictionary
   std::uint64_t name_bytes = 0;  // the one-off dictionary (before LZ)
 };
@@ -235,31 +207,9 @@ fidelity_figures check_and_measure(const compressed_share& share, const std::str
   for (std::size_t i = 0; i < stream.size(); ++i)
     if (evaluate[i])
       evaluated_of[stream[i].trace].emplace_back(static_cast<std::int64_t>(stream[i].window_id), &kept[kept_at[i]]);
-  for (std::size_t t = 0; t < set.traces.size(); ++t) {
-    auto& windows = evaluated_of[t];
-    if (windows.empty()) continue;
-    std::sort(windows.begin(), windows.end());
-    const auto& ev = set.traces[t].data.events;
-    const auto& wof = share.per_trace[t].window_of_event;
-    std::map<std::pair<std::size_t, name_id>, std::vector<double>> exact;  // (index in windows, key)
-    for (std::size_t i = 0; i < ev.size(); ++i) {
-      if (wof[i] < 0) continue;
-      const auto it = std::lower_bound(windows.begin(), windows.end(), wof[i],
-                                       [](const auto& w, std::int64_t id) { return w.first < id; });
-      if (it == windows.end() || it->first != wof[i]) continue;  // a window outside the sample
-      exact[{static_cast<std::size_t>(it - windows.begin()), ev[i].name}].push_back(
-          static_cast<double>(ev[i].duration_ns()));
-    }
-    for (const auto& [key, durations] : exact) {
-      const compress::kernel_summary* k = windows[key.first].second->find(key.second);
-      if (!k) throw domain_error("compress: a window or key is missing from the decoded file");
-      if (!(*std::max_element(durations.begin(), durations.end()) > 0)) {
-        ++f.zero_mean_keys;  // zero-length events only: nothing to be relative to
-        continue;
-      }
-      f.rel_w1.push_back(compress::relative_w1(*k, durations));
-    }
-  }
+  for (std::size_t t = 0; t < set.traces.size(); ++t)
+    compress::add_trace_fidelity(f.measured, set.traces[t].data, share.per_trace[t].window_of_event,
+                                 std::move(evaluated_of[t]));
   return f;
 }
 
@@ -276,9 +226,8 @@ struct mpi_figures {
 void print_result(const compress_options& o, fidelity_mode mode, std::size_t traces,
                   const std::vector<std::string>& skipped_files, const compress::trace_window_counts& total,
                   std::uint64_t input_bytes, std::uint64_t kineto_bytes, std::size_t fsum_bytes, std::uint64_t windows,
-                  fidelity_figures& fid, std::size_t pairs_limit, const std::optional<mpi_figures>& mpi) {
-  auto& rel_w1 = fid.rel_w1;
-  std::sort(rel_w1.begin(), rel_w1.end());
+                  const fidelity_figures& fid, std::size_t pairs_limit, const std::optional<mpi_figures>& mpi) {
+  const auto& measured = fid.measured;
   const auto ratio = [&](std::uint64_t in) {
     return fsum_bytes == 0 ? 0.0 : static_cast<double>(in) / static_cast<double>(fsum_bytes);
   };
@@ -299,20 +248,25 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
                 {"name_strings", fid.name_bytes},
                 {"input_files", input_bytes},
                 {"minimal_kineto_json", kineto_bytes},
-                {"records_32B", total.compressed * 32}};
+                {"records_32B", total.compressed * compress::record_bytes}};
   j["ratio"] = {{"vs_input_files", ratio(input_bytes)},
                 {"vs_minimal_kineto_json", ratio(kineto_bytes)},
-                {"vs_32B_records", ratio(total.compressed * 32)}};
+                {"vs_32B_records", ratio(total.compressed * compress::record_bytes)}};
   // sampled: the figures come from part of the windows (never with --no-fidelity: no figures).
   const bool sampled = mode == fidelity_mode::sample && fid.windows_evaluated < windows;
-  j["fidelity"] = {
-      {"mode", to_string(mode)},        {"sampled", sampled},       {"windows_evaluated", fid.windows_evaluated},
-      {"windows_total", windows},       {"pairs", rel_w1.size()},   {"zero_duration_pairs", fid.zero_mean_keys},
-      {"pairs_total", fid.pairs_total}, {"w1_rel_median", nullptr}, {"w1_rel_p95", nullptr}};
+  j["fidelity"] = {{"mode", to_string(mode)},
+                   {"sampled", sampled},
+                   {"windows_evaluated", fid.windows_evaluated},
+                   {"windows_total", windows},
+                   {"pairs", measured.relative_w1.size()},
+                   {"zero_duration_pairs", measured.zero_duration_pairs},
+                   {"pairs_total", fid.pairs_total},
+                   {"w1_rel_median", nullptr},
+                   {"w1_rel_p95", nullptr}};
   if (mode == fidelity_mode::sample) j["fidelity"]["sample_pairs_limit"] = pairs_limit;
   if (mode != fidelity_mode::off) {  // no numbers for what was not measured
-    j["fidelity"]["w1_rel_median"] = quantile_of_sorted(rel_w1, 0.5);
-    j["fidelity"]["w1_rel_p95"] = quantile_of_sorted(rel_w1, 0.95);
+    j["fidelity"]["w1_rel_median"] = measured.median();
+    j["fidelity"]["w1_rel_p95"] = measured.p95();
   }
   j["codec"] = {{"precision_bits", co.precision_bits},
                 {"key_frame_interval", co.key_frame_interval},
@@ -344,19 +298,19 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
       "events as minimal Kineto JSON, %.1fx as "
       "32-byte records\n",
       fsum_bytes, static_cast<unsigned long long>(fid.name_bytes), ratio(input_bytes),
-      static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes), ratio(total.compressed * 32));
+      static_cast<unsigned long long>(input_bytes), ratio(kineto_bytes),
+      ratio(total.compressed * compress::record_bytes));
   if (mode == fidelity_mode::off) {
     std::printf("fidelity: not measured (--no-fidelity); all %llu windows decode back as encoded\n",
                 static_cast<unsigned long long>(windows));
     return;
   }
   std::printf("fidelity, W1(decoded, exact) / mean over %zu (window, key) pairs: median %.2f %%, p95 %.2f %%",
-              rel_w1.size(), 100 * quantile_of_sorted(rel_w1, 0.5), 100 * quantile_of_sorted(rel_w1, 0.95));
+              measured.relative_w1.size(), 100 * measured.median(), 100 * measured.p95());
   if (sampled)
     std::printf(" -- a sample: %llu of %llu windows, %llu of %llu pairs (--fidelity for all)\n",
                 static_cast<unsigned long long>(fid.windows_evaluated), static_cast<unsigned long long>(windows),
-                static_cast<unsigned long long>(rel_w1.size() + fid.zero_mean_keys),
-                static_cast<unsigned long long>(fid.pairs_total));
+                static_cast<unsigned long long>(measured.pairs()), static_cast<unsigned long long>(fid.pairs_total));
   else
     std::printf(" (all %llu windows)\n", static_cast<unsigned long long>(windows));
 }
@@ -371,14 +325,10 @@ fidelity_mode mode_of(const compress_options& o) {
   return o.no_fidelity ? fidelity_mode::off : o.fidelity_all ? fidelity_mode::all : fidelity_mode::sample;
 }
 
-unsigned threads_of(const compress_options& o) {
-  return o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-}
-
 void run(const compress_options& o) {
   check_options(o);
   trace::trace_set_options so;
-  so.threads = threads_of(o);
+  so.threads = o.threads;          // 0: every core
   so.assume_missing_ranks = true;  // a .fsum window needs a rank: traces that state none take free ones
   compressed_share share(trace::load_trace_set(o.paths, so));
   summarize_share(o, share);
@@ -472,7 +422,7 @@ void run(const compress_options& o) {
   try {
     check_options(o);
     trace::trace_set_options so;
-    so.threads = threads_of(o);
+    so.threads = o.threads;  // 0: every core
     so.shard_index = static_cast<std::size_t>(rank);
     so.shard_count = static_cast<std::size_t>(size);
     loaded.emplace(trace::load_trace_set(o.paths, so));
@@ -522,12 +472,12 @@ void run(const compress_options& o) {
   const auto input_bytes = sum_to_root(share.input_bytes), kineto_bytes = sum_to_root(share.kineto_bytes);
   const auto windows = sum_to_root(share.stream.size());
   fidelity_figures all;
-  all.zero_mean_keys = sum_to_root(fid.zero_mean_keys);
+  all.measured.zero_duration_pairs = sum_to_root(fid.measured.zero_duration_pairs);
   all.windows_evaluated = sum_to_root(fid.windows_evaluated);
   all.pairs_total = sum_to_root(fid.pairs_total);
   unsigned long long share_bytes = bytes.size(), largest = 0;
   MPI_Reduce(&share_bytes, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-  all.rel_w1 = all_gather(fid.rel_w1, MPI_DOUBLE);
+  all.measured.relative_w1 = all_gather(fid.measured.relative_w1, MPI_DOUBLE);
   std::vector<char> skipped_chars;
   for (const auto& f : share.set.skipped_files) skipped_chars.insert(skipped_chars.end(), f.begin(), f.end() + 1);
   const auto all_skipped_chars = all_gather(skipped_chars, MPI_CHAR);
