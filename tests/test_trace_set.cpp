@@ -1,3 +1,5 @@
+#include <zlib.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -160,6 +162,30 @@ TEST_CASE("steps from a kernel table's step column") {
   CHECK(m.steps[1].cpu_start_ns == 290);
   CHECK(m.steps[1].cpu_end_ns == 320);
   CHECK(m.unattributed == 1);
+}
+
+TEST_CASE("gzipped kernel tables: .csv.gz and .tsv.gz read directly and found in folders") {
+  const auto dir = failslow_test::temp_dir("table_gz");
+  const auto write_gz = [](const std::filesystem::path& p, const std::string& text) {
+    gzFile f = gzopen(p.string().c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+    REQUIRE(gzclose(f) == Z_OK);
+  };
+  write_gz(dir / "a.csv.gz", "rank,step,name,start_ns,duration_ns\n2,1,\"k, quoted\",10,5\n3,1,k,20,7\n");
+  write_gz(dir / "b.tsv.gz", "rank\tstep\tname\tstart_ns\tduration_ns\n4\t1\tk\t30\t9\n");
+  name_table names;
+  const auto csv = io::read_kernel_table_file((dir / "a.csv.gz").string(), names);
+  REQUIRE(csv.size() == 2);
+  CHECK(names.name(csv[0].events.at(0).name) == "k, quoted");
+  CHECK(csv[1].events.at(0).duration_ns() == 7);
+  const auto tsv = io::read_kernel_table_file((dir / "b.tsv.gz").string(), names);
+  REQUIRE(tsv.size() == 1);
+  CHECK(tsv[0].events.at(0).duration_ns() == 9);
+  const auto set = trace::load_trace_set({dir.string()});
+  REQUIRE(set.traces.size() == 3);
+  CHECK(set.find(4) != nullptr);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("trace sets: parallel loading, ranks stated, mapped, assumed, duplicate and missing") {

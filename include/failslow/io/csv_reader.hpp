@@ -19,21 +19,22 @@
 //   Example:
 //     rank,step,name,start_ns,duration_ns,stream
 //     0,100,"void gemm<float, 128>(float*)",1000,2500,7
+//   read_kernel_table_file reads the whole file in one block (io/detail/file_bytes.hpp, which
+//   needs zlib): gzip data is decompressed whatever the file's name, so .csv.gz works; a name
+//   ending in .tsv or .tsv.gz means TSV.
 // Complexity: O(bytes).
 // Errors: parse_error with line, column and byte offset: no header (an empty table), a missing
 //   required column, a row
 //   with the wrong number of fields, a field that is not an integer (or out of its range),
 //   duration_ns < 0, start_ns < 0, start_ns + duration_ns past int64, an unknown kind, an
-//   unterminated quote. The file cannot be opened: invalid_argument.
+//   unterminated quote. The file cannot be opened: invalid_argument; corrupt gzip data: parse_error.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,7 @@
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/detail/decimal.hpp"
+#include "failslow/io/detail/file_bytes.hpp"
 #include "failslow/io/trace_data.hpp"
 
 namespace failslow::io {
@@ -244,13 +246,13 @@ inline std::vector<trace_data> read_kernel_table(std::string_view text, name_tab
 
 inline std::vector<trace_data> read_kernel_table_file(const std::string& path, name_table& names,
                                                       const kernel_table_options& options = {}) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw invalid_argument("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const auto bytes = detail::file_bytes::open(path);
   kernel_table_options o = options;
-  if (o.delimiter == 0 && path.size() > 4 && path.compare(path.size() - 4, 4, ".tsv") == 0) o.delimiter = '\t';
-  return read_kernel_table(ss.str(), names, o, path);
+  const auto ends_with = [&path](std::string_view end) {
+    return path.size() >= end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0;
+  };
+  if (o.delimiter == 0 && (ends_with(".tsv") || ends_with(".tsv.gz"))) o.delimiter = '\t';
+  return read_kernel_table(bytes.view(), names, o, path);
 }
 
 }  // namespace failslow::io

@@ -3,8 +3,8 @@
 // Synopsis
 //   trace_set load_trace_set(paths, options)
 //     paths: files and folders (folders are searched recursively for *.json, *.json.gz,
-//     *.csv, *.tsv, *.sqlite); each file is read by its reader:
-//       *.csv / *.tsv           io::read_kernel_table (one trace per rank in the table)
+//     *.csv, *.csv.gz, *.tsv, *.tsv.gz, *.sqlite); each file is read by its reader:
+//       *.csv / *.tsv (.gz)     io::read_kernel_table (one trace per rank in the table)
 //       *.sqlite                io::read_nsys_sqlite  (Nsight Systems export)
 //       anything else           io::read_kineto_file  (.json, .json.gz)
 //     on options.threads worker threads (core/parallel_for.hpp: 0 = every core; started and
@@ -141,14 +141,16 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 enum class trace_format { kineto, table, nsys };
 
 inline trace_format format_of(const std::string& path) {
-  if (ends_with(path, ".csv") || ends_with(path, ".tsv")) return trace_format::table;
+  for (const char* table : {".csv", ".tsv", ".csv.gz", ".tsv.gz"})
+    if (ends_with(path, table)) return trace_format::table;
   if (ends_with(path, ".sqlite")) return trace_format::nsys;
   return trace_format::kineto;
 }
 
 inline bool is_trace_file(const std::string& name) {
-  return ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".csv") ||
-         ends_with(name, ".tsv") || ends_with(name, ".sqlite");
+  for (const char* trace : {".json", ".json.gz", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".sqlite"})
+    if (ends_with(name, trace)) return true;
+  return false;
 }
 
 }  // namespace detail
@@ -198,7 +200,7 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
       for (const auto& e : std::filesystem::recursive_directory_iterator(p))
         if (e.is_regular_file() && detail::is_trace_file(e.path().filename().string()))
           found.push_back(e.path().string());
-      if (found.empty()) throw invalid_argument("no trace files (*.json, *.json.gz, *.csv, *.tsv, *.sqlite) in " + p);
+      if (found.empty()) throw invalid_argument("no trace files (*.json, *.csv, *.tsv and their .gz, *.sqlite) in " + p);
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
       if (from_folder) from_folder->resize(out.size(), true);
