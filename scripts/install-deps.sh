@@ -13,6 +13,7 @@ packages=(
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-torch  # the Python module and its tests (a real torch.distributed job)
   prometheus  # promtool checks the metrics (tests/promtool_check.sh); its daemon is not needed
   clang-format clang-tidy
+  doxygen  # the API reference (ctest docs.api, docs/api/)
   librsvg2-bin chromium  # rsvg-convert and headless Chromium check the figures (tests/figures/check_figures.py)
 )
 

@@ -50,7 +50,7 @@
 namespace failslow::io {
 
 struct kernel_table_options {
-  char delimiter = 0;                             ///< ',' or '\t'; 0 = detect from the header
+  char delimiter = 0;                             ///< ',' or a tab; 0 = detect from the header
   const kernel_classifier* classifier = nullptr;  ///< nullptr = kernel_classifier::defaults()
 };
 

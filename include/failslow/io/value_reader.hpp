@@ -51,7 +51,7 @@ namespace failslow::io {
 
 struct value_read_options {
   std::string column;            ///< "" = one value per line; else a header name or a 0-based index
-  char delimiter = 0;            ///< ',' or '\t'; 0 = detect from the first line
+  char delimiter = 0;            ///< ',' or a tab; 0 = detect from the first line
   bool allow_nonfinite = false;  ///< accept inf, infinity and nan (any case)
   bool nonnegative = false;      ///< reject values < 0 (durations, sizes)
 };
