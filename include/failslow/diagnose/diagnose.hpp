@@ -232,16 +232,24 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   const bool own = st.compared_within == "own history";
   const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");
   std::string effect;
+  // Host-measured traces (no GPU activity): idle is time no profiled operator ran.
+  const bool on_host = static_cast<std::size_t>(st.rank) < m.measured_on_host.size() &&
+                       m.measured_on_host[static_cast<std::size_t>(st.rank)];
+  const std::string idles = on_host ? "no profiled operator runs for " : "the GPU idles ";
+  const std::string why = on_host ? "the host is busy outside profiled operators, e.g. loading data, or not scheduled"
+                                  : "launches or the host hold it back";
+  const std::string own_words = st.had_peers ? "the layout is guessed, so also judged against its own history"
+                                             : "no comparable ranks, judged against its own history";
   if (ph.role == phase_role::idle && own)
-    effect = "the GPU idles " + format_duration(st.observed_ns) + " per step, " + format_duration(st.baseline_ns) +
-             " before (launches or the host hold it back; no comparable ranks, judged against its own history)";
+    effect = idles + format_duration(st.observed_ns) + " per step, " + format_duration(st.baseline_ns) + " before (" +
+             why + "; " + own_words + ")";
   else if (ph.role == phase_role::idle)
-    effect = "the GPU idles " + format_duration(st.observed_ns) + " per step, " + peers_text + " " +
-             format_duration(st.baseline_ns) + " (launches or the host hold it back)";
+    effect = idles + format_duration(st.observed_ns) + " per step, " + peers_text + " " +
+             format_duration(st.baseline_ns) + " (" + why + ")";
   else if (own)
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " its own before (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) +
-             " per step; no comparable ranks, judged against its own history relative to the other ranks)";
+             " per step; " + own_words + ", relative to the other ranks)";
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step)";

@@ -160,6 +160,9 @@ struct job_model {
   std::string source;                        ///< "traces", "summaries", "windows"
   wait_attribution waits;                    ///< L4's who-waited-for-whom (traces only)
   host_activity host;                        ///< L4's host gaps and launch pace (traces only)
+  /// Ranks whose traces have no GPU activity: their steps were measured from host operators
+  /// (idle is time no operator ran, not GPU idle).
+  std::vector<bool> measured_on_host;
 
   std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
   std::size_t step_count() const noexcept { return steps.size(); }
@@ -234,7 +237,10 @@ class job_model_builder {
     if (b.phases_dropped > 0)
       notes_.push_back(trace.source + ": " + std::to_string(b.phases_dropped) + " annotated phases past the limit of " +
                        std::to_string(opt_.breakdown.max_phases) + " were not kept");
-    if (b.from_host) ++host_traces_;
+    if (b.from_host) {
+      ++host_traces_;
+      host_ranks_.push_back(rank);
+    }
     add_steps(rank, b);
     if (opt_.keep_windows)
       compress::summarize_trace(trace, steps, rank, opt_.trace_windows, [&](compress::window_summary&& w) {
@@ -372,6 +378,9 @@ class job_model_builder {
     for (std::size_t r = 0; r < R; ++r)
       if (!m.has_rank[r]) {
         if (missing < 8) first_missing += (missing ? ", " : "") + std::to_string(r);
+    m.measured_on_host.assign(R, false);
+    for (int r : host_ranks_)
+      if (r >= 0 && static_cast<std::size_t>(r) < R) m.measured_on_host[static_cast<std::size_t>(r)] = true;
         ++missing;
       }
     if (missing > 0)
@@ -471,6 +480,7 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
   for (const auto& t : set.traces) {
     if (t.rank < 0) {
       unranked.push_back(t.data.source);
+  std::vector<int> host_ranks_;  // their ranks
       continue;
     }
     if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {

@@ -69,6 +69,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -94,6 +95,10 @@ struct l2_options {
   double min_phase_ns = 1000;  ///< phases whose peers' median is below this are not compared
   double resolution = 1e-3;    ///< the robust scale is at least this fraction of the median
   bool own_history = true;     ///< ranks without enough peers: compare with their own history
+  /// A claim's excess per step must be at least this share of the iteration (the median over
+  /// the claimed steps of the other ranks' iteration time): a phase 1.5x slower that costs
+  /// 0.1 % of a step holds nothing back.
+  double min_step_share = 0.005;
   /// The layout was guessed (no flags, no pg_config): ranks compared as equals may run other
   /// work (pipeline stages, the LM head), so a rank that differs from its first steps on is not
   /// called a straggler -- only one that changed.
@@ -118,6 +123,12 @@ struct straggler {
   double job_slowdown = 0;
   std::vector<std::pair<std::size_t, double>> also_slow;  ///< (phase, ratio) also significant
   bool guarded = false;  ///< own-history claim withheld: the rank waits longer in collectives too
+  /// Own-history claims: the rank's excess over the other ranks' median during the claim, median
+  /// over its steps, relative to their median phase time (idle: to their median iteration).
+  double above_others = std::numeric_limits<double>::quiet_NaN();
+  /// Own-history claims: the rank had comparable ranks (a guessed layout), so its own history
+  /// was asked as well as them, not instead of them.
+  bool had_peers = false;
 };
 
 struct phase_disagreement {
@@ -138,10 +149,10 @@ template <class = void>
 inline void check(const l2_options& o) {
   if (!(o.z_threshold > 0) || !(o.min_effect >= 0) || o.min_steps == 0 || !(o.min_fraction > 0) ||
       !(o.min_fraction <= 1) || !(o.fdr_q > 0) || !(o.fdr_q <= 1) || o.min_group < 2 || !(o.min_phase_ns >= 0) ||
-      !(o.resolution >= 0))
+      !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1))
     throw invalid_argument(
         "l2_options: z_threshold > 0, min_effect >= 0, min_steps >= 1, min_fraction in (0, 1], "
-        "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0");
+        "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0, min_step_share in [0, 1)");
 }
 
 /// "dp:3" / "stage:1" when the compared dimensions (those of size > 1) are one communication
@@ -232,7 +243,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   st.compared_within = "own history";
   for (int x : present)
     if (x != rank) st.peers.push_back(x);
-  std::vector<double> q(S, nan), col;
+  std::vector<double> q(S, nan), above(S, nan), col;
   for (std::size_t s = 0; s < S; ++s) {
     col.clear();
     for (int x : st.peers)
@@ -241,6 +252,14 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     const double ref = finite_median(col), own = m.phase_ns(r, p, s);
     if (!(ref >= o.min_phase_ns) || !std::isfinite(own)) continue;
     q[s] = idle ? 1 + own / ref : own / ref;
+    if (!idle) {
+      above[s] = own / ref - 1;
+      continue;
+    }
+    col.clear();
+    for (int x : st.peers) col.push_back(m.phase_ns(static_cast<std::size_t>(x), p, s));
+    const double others_idle = finite_median(col);
+    if (std::isfinite(others_idle)) above[s] = (own - others_idle) / ref;
   }
   l1_options lo;
   lo.z_threshold = o.z_threshold;
@@ -273,6 +292,9 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   st.baseline_ns = out_x.empty() ? nan : stats::median(out_x);
   st.ratio = st.baseline_ns > 0 ? st.observed_ns / st.baseline_ns : nan;
   st.excess_ns = st.observed_ns - st.baseline_ns;
+  std::vector<double> claim_above(above.begin() + static_cast<std::ptrdiff_t>(st.first),
+                                  above.begin() + static_cast<std::ptrdiff_t>(st.last) + 1);
+  st.above_others = finite_median(claim_above);
   if (!comm_in.empty() && !comm_out.empty()) {
     const double ci = stats::median(comm_in), co = stats::median(comm_out);
     st.communication_ratio = co > 0 ? ci / co : nan;
@@ -304,8 +326,10 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
 
   // Build every (group, phase) comparison.
   std::vector<detail::comparison> comps;
-  std::map<std::string, int> too_small;                          // note per phase/scope
-  std::vector<std::pair<std::size_t, std::vector<int>>> lonely;  // (phase, ranks) without enough peers
+  std::map<std::string, int> too_small;  // note per phase/scope
+  // (phase, ranks, in a group): ranks judged against their own history -- without enough peers,
+  // or (assumed layout) also within a group of comparable ranks.
+  std::vector<std::tuple<std::size_t, std::vector<int>, bool>> lonely;
   for (std::size_t p = 0; p < P; ++p) {
     const auto& ph = m.phases[p];
     if (ph.role == phase_role::wait || !ph.compared) continue;
@@ -317,12 +341,12 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       const int r = g.rank;
       if (members.size() < o.min_group) {
         ++too_small[ph.name];
-        if (!members.empty()) lonely.emplace_back(p, members);
+        if (!members.empty()) lonely.emplace_back(p, members, false);
         continue;
       }
       // With a guessed layout the group may mix different work: each rank is also judged against
       // its own history.
-      if (o.layout_assumed) lonely.emplace_back(p, members);
+      if (o.layout_assumed) lonely.emplace_back(p, members, true);
       detail::comparison c;
       c.members = members;
       c.phase = p;
@@ -477,13 +501,15 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   // Ranks without enough peers: their own history, relative to the other ranks (which removes
   // what changed for the whole job).
   std::vector<straggler> own_claims;
+  std::vector<bool> own_in_group;
   if (o.own_history && present.size() >= 2)
-    for (const auto& [p, members] : lonely)
+    for (const auto& [p, members, in_group] : lonely)
       for (int r : members) {
         ++out.tests;
         auto st = detail::own_history_claim(m, r, p, present, o);
         pvals.push_back(st.p_value);
         own_claims.push_back(std::move(st));
+        own_in_group.push_back(in_group);
       }
   if (pvals.empty()) return out;
   const auto fdr = detect::false_discovery_control(pvals, o.fdr_q);
@@ -531,7 +557,23 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   };
 
   // Significant claims, grouped by rank; ranks withheld, for one note each.
-  std::vector<int> different_from_start, waiting_too;
+  std::vector<int> different_from_start, waiting_too, like_others, too_small_share;
+  // The iteration a claim's excess is weighed against: the median over its steps of the other
+  // ranks' iteration times.
+  auto claim_iteration = [&](int rank, std::size_t a, std::size_t b) {
+    std::vector<double> it;
+    for (std::size_t s = a; s <= b; ++s)
+      for (int x : present)
+        if (x != rank) it.push_back(m.iteration_ns(static_cast<std::size_t>(x), s));
+    return detail::finite_median(it);
+  };
+  // A work phase's excess that costs less than min_step_share of a step holds nothing back
+  // (an idle excess is already judged as a share of the iteration).
+  auto negligible = [&](const straggler& st) {
+    if (m.phases[st.phase].role == phase_role::idle) return false;
+    const double iter = claim_iteration(st.rank, st.first, st.last);
+    return std::isfinite(iter) && st.excess_ns < o.min_step_share * iter;
+  };
   std::map<int, std::vector<std::size_t>> by_rank;
   for (std::size_t j : fdr.rejected)
     by_rank[j < cands.size() ? comps[cands[j].comp].members[cands[j].member] : own_claims[j - cands.size()].rank]
@@ -547,6 +589,26 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
           waiting_too.push_back(rank);
           continue;
         }
+        // The shift must clear the same robust bar as a cross-rank step (the p-value assumes
+        // independent steps; scheduling noise is not), come after min_steps steps of the rank (a
+        // rank slower in its first steps than later got faster: there is no "before" to be slower
+        // than), and cost a share of the step.
+        if (!(st.z >= o.z_threshold)) continue;
+        std::size_t before = 0;
+        for (std::size_t s = 0; s < st.first; ++s)
+          before += std::isfinite(m.phase_ns(static_cast<std::size_t>(rank), st.phase, s)) ? 1 : 0;
+        if (before < o.min_steps) continue;
+        if (negligible(st)) {
+          too_small_share.push_back(rank);
+          continue;
+        }
+        // Within a group of ranks compared as equals (guessed layout), a rank that was faster
+        // than the others and became like them has changed but holds nothing back.
+        if (o.layout_assumed && own_in_group[j - cands.size()] && !(st.above_others >= o.min_effect)) {
+          like_others.push_back(rank);
+          continue;
+        }
+        st.had_peers = own_in_group[j - cands.size()];
         claims.push_back(st);
         continue;
       }
@@ -586,6 +648,10 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       st.ratio = st.baseline_ns > 0 ? st.observed_ns / st.baseline_ns : nan;
       st.excess_ns = st.observed_ns - st.baseline_ns;
       st.z = stats::median(zs);
+      if (negligible(st)) {
+        too_small_share.push_back(rank);
+        continue;
+      }
       const auto [comm_z, comm_ratio] = comm_check(c, cand.member, cand.first, cand.last);
       st.communication_ratio = comm_ratio;
       if (std::isfinite(comm_z) && comm_z > o.z_threshold) {
@@ -679,6 +745,25 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
                         ") are slow in a phase but also wait longer in collectives than their peers or than "
                         "before: not called stragglers");
+  }
+  // A rank reported as a straggler in one phase is not also listed as withheld in another.
+  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start})
+    list->erase(std::remove_if(list->begin(), list->end(),
+                               [&](int r) {
+                                 return std::any_of(out.stragglers.begin(), out.stragglers.end(),
+                                                    [r](const straggler& st) { return st.rank == r; });
+                               }),
+                list->end());
+  if (!too_small_share.empty()) {
+    const auto [n, t] = rank_list(too_small_share);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t + ") are slow in a phase that costs less than " +
+                        std::to_string(o.min_step_share * 100).substr(0, 4) + " % of a step: not called stragglers");
+  }
+  if (!like_others.empty()) {
+    const auto [n, t] = rank_list(like_others);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") are slower than in their own earlier steps but no slower than the other ranks: not "
+                        "called stragglers");
   }
   if (!different_from_start.empty()) {
     const auto [n, t] = rank_list(different_from_start);
