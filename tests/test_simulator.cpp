@@ -4,6 +4,7 @@
 #include <failslow/io/kineto_reader.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
+#include <failslow/stats/descriptive.hpp>
 #include <failslow/trace/steps.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -302,6 +303,66 @@ TEST_CASE("host faults: launch delay idles the GPU, stalls add CPU ops and new k
       if (i) REQUIRE(f.ranks != job.truth.faults[i - 1].ranks);
     }
   }
+}
+
+// calibrated_job() against the real PyTorch traces it is calibrated on (docs/simulator.md):
+// the GPU is not busy for the whole of every step, kernels start soon after their launch,
+// the host spends tens of microseconds between launches, and each kind's median duration
+// is of the real traces' order. Simulated times are deterministic: no timing threshold.
+TEST_CASE("the calibrated job: busy fraction, launch delays, host pace and kernel durations of real traces") {
+  job_config cfg = calibrated_job();
+  cfg.steps = 8;
+  const auto job = simulate(cfg, scenario::healthy);
+  std::vector<double> busy, delay_us, pace_us, gemm_us, memory_us;
+  for (const auto& t : job.ranks) {
+    std::map<std::uint32_t, const host_call*> launch;
+    const host_call* previous = nullptr;
+    for (const auto& h : t.host)
+      if (h.name == host_name::launch_kernel) {
+        launch[h.correlation] = &h;
+        if (previous) pace_us.push_back(static_cast<double>(h.start_ns - previous->start_ns) / 1e3);
+        previous = &h;
+      }
+    for (const auto& k : t.kernels) {
+      delay_us.push_back(static_cast<double>(k.start_ns - launch.at(k.correlation)->end_ns) / 1e3);
+      const auto& spec = spec_of(k.role);
+      const double us = static_cast<double>(k.duration_ns()) / 1e3;
+      if (spec.is_collective()) continue;
+      if (spec.name.find("gemm") != std::string_view::npos) gemm_us.push_back(us);
+      if (spec.memory_bound) memory_us.push_back(us);
+    }
+    // Busy fraction of each step: the union of the rank's GPU activity inside its
+    // ProfilerStep over the step's length (kernels of one rank never overlap here).
+    for (const auto& a : t.annotations) {
+      if (a.what != phase::profiler_step) continue;
+      std::int64_t covered = 0;
+      for (const auto& k : t.kernels)
+        covered += std::max<std::int64_t>(0, std::min(k.end_ns, a.end_ns) - std::max(k.start_ns, a.start_ns));
+      busy.push_back(static_cast<double>(covered) / static_cast<double>(a.end_ns - a.start_ns));
+    }
+  }
+  INFO("busy p5 " << stats::quantile(busy, 0.05) << " median " << stats::quantile(busy, 0.5) << "; launch delay us "
+                  << stats::quantile(delay_us, 0.5) << " / p99 " << stats::quantile(delay_us, 0.99) << "; pace us "
+                  << stats::quantile(pace_us, 0.5) << "; GEMM us " << stats::quantile(gemm_us, 0.5)
+                  << "; memory-bound us " << stats::quantile(memory_us, 0.5));
+  // Real traces: busy 0.52-0.74 of a step (df_index_resolver), 0.77-0.88 (trace_diff_control).
+  CHECK(stats::quantile(busy, 0.5) >= 0.5);
+  CHECK(stats::quantile(busy, 0.5) <= 0.95);
+  CHECK(stats::quantile(busy, 0.05) <= 0.9);
+  // Launch delay (kernel start - launch end): median 3 us / p99 4.1 ms (df_index_resolver),
+  // 0.6 ms / 10.9 ms (trace_diff_control); before the calibration 48 ms / 104 ms.
+  CHECK(stats::quantile(delay_us, 0.5) >= 0);
+  CHECK(stats::quantile(delay_us, 0.5) <= 5000);
+  CHECK(stats::quantile(delay_us, 0.99) >= 300);
+  CHECK(stats::quantile(delay_us, 0.99) <= 20000);
+  // Launch start to launch start on the host: medians 18-94 us in the real traces.
+  CHECK(stats::quantile(pace_us, 0.5) >= 18);
+  CHECK(stats::quantile(pace_us, 0.5) <= 100);
+  // Kernel durations per kind: real GEMM medians 17-268 us, memory-bound 2.5-6 us.
+  CHECK(stats::quantile(gemm_us, 0.5) >= 15);
+  CHECK(stats::quantile(gemm_us, 0.5) <= 300);
+  CHECK(stats::quantile(memory_us, 0.5) >= 2);
+  CHECK(stats::quantile(memory_us, 0.5) <= 25);
 }
 
 TEST_CASE("launch queue: a launch returns only while fewer than 1024 of its rank's launches are pending") {

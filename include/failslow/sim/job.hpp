@@ -11,12 +11,23 @@
 //                        then all backwards); the pipeline bubble (p-1)/(m+p-1) of either
 //                        arises from the send/receive dependencies, it is not drawn in
 //     gpus_per_node      ranks r and r' share a host clock iff r / g == r' / g; device = r % g
-//     seq_length, hidden message sizes written to NCCL args ("In msg nelems")
+//     seq_length, hidden message sizes written to NCCL args ("In msg nelems"), and the
+//                        shape the durations scale to from the catalogue's 4096 x 4096
+//                        (kernels.hpp): GEMMs and attention x (seq/4096)(hidden/4096)^2,
+//                        memory-bound kernels and TP/CP/EP/PP transfers x (seq/4096)(hidden/4096),
+//                        DP transfers x (hidden/4096)^2 (exactly 1 at the defaults)
 //     dp_buckets         gradient buckets: DP reduce-scatters before and all-gathers after
 //                        the optimizer
 //     seed, noise        noise scales every jitter (kernel lognormal sigma, bimodal excess,
 //                        host overheads, rank heterogeneity); noise = 0 gives exact base times
 //     max_clock_offset_us  per-node clock offsets are uniform in +-this
+//     host               the CPU side (host_config): cudaLaunchKernel time, the CPU time between
+//                        launches in forward (main thread) and backward (autograd thread), the
+//                        host work opening each step
+//   calibrated_job(): the defaults with the shape (2048 x 2048) and host_config::calibrated()
+//   calibrated against real PyTorch traces (docs/simulator.md). The plain defaults, which
+//   `failslow simulate` and the tests run, keep the earlier GPU-bound model (the host ~30x
+//   faster than the GPU).
 //   validate(cfg) checks everything and returns the topology.
 //   Model per micro-batch and stage: first stage adds the embedding (and its TP all-reduce),
 //   every layer runs LN, QKV GEMM, rotary, flash attention, projection GEMM, TP all-reduce,
@@ -30,11 +41,13 @@
 // Complexity: validate is O(1).
 // Errors: validate throws failslow::invalid_argument for sizes < 1, steps < 1,
 //   microbatches < 1, layers_per_stage < 1, gpus_per_node < 1, first_step < 0, noise < 0
-//   or not finite, max_clock_offset_us < 0, and the topology's own errors (bad order).
+//   or not finite, max_clock_offset_us < 0, host times or sigma < 0 or not finite (launch_us
+//   <= 0), and the topology's own errors (bad order).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -56,6 +69,20 @@ inline pipeline_schedule parse_pipeline_schedule(std::string_view s) {
   throw invalid_argument("unknown pipeline schedule '" + std::string(s) + "' (expected 1f1b or gpipe)");
 }
 
+/// The host (CPU) side of the timing model (microseconds).
+struct host_config {
+  double launch_us = 4.5;        ///< a cudaLaunchKernel call, median (lognormal)
+  double gap_forward_us = 7.0;   ///< CPU time from a launch's return to the next launch, outside backward
+  double gap_backward_us = 7.0;  ///< the same in backward (PyTorch's autograd thread)
+  double gap_sigma = 0.3;        ///< lognormal sigma of those gaps at noise = 1
+  double step_head_us = 0.0;     ///< host work opening each ProfilerStep before its first launch
+
+  /// Calibrated against real PyTorch traces (df_index_resolver, docs/simulator.md): launch
+  /// 6 us; start-to-start 28 us in forward, 80 us in backward (gaps 22 and 72 us, sigma 0.65
+  /// from their interquartile ranges); 1.5 ms of data loading and zero_grad per step.
+  static constexpr host_config calibrated() noexcept { return {6.0, 22.0, 72.0, 0.65, 1500.0}; }
+};
+
 struct job_config {
   parallel_sizes sizes{2, 1, 1, 8, 4};  ///< tp, cp, ep, dp, pp: 64 ranks
   std::string order = std::string(topology::default_order);
@@ -71,7 +98,17 @@ struct job_config {
   std::uint64_t seed = 1;
   double noise = 1.0;
   double max_clock_offset_us = 800.0;
+  host_config host{};
 };
+
+/// The default job calibrated against real traces (see the file synopsis and docs/simulator.md).
+inline job_config calibrated_job() {
+  job_config c;
+  c.seq_length = 2048;
+  c.hidden = 2048;
+  c.host = host_config::calibrated();
+  return c;
+}
 
 /// Checks cfg and returns its topology (see the file synopsis for the errors).
 inline topology validate(const job_config& cfg) {
@@ -89,6 +126,10 @@ inline topology validate(const job_config& cfg) {
   need(std::isfinite(cfg.max_clock_offset_us) && cfg.max_clock_offset_us >= 0,
        "max_clock_offset_us must be finite and >= 0");
   need(cfg.max_clock_offset_us <= 1e9, "max_clock_offset_us must be <= 1e9");
+  const host_config& h = cfg.host;
+  for (double v : {h.gap_forward_us, h.gap_backward_us, h.gap_sigma, h.step_head_us})
+    need(std::isfinite(v) && v >= 0 && v <= 1e9, "host times and gap_sigma must be finite, >= 0 and <= 1e9");
+  need(std::isfinite(h.launch_us) && h.launch_us > 0 && h.launch_us <= 1e9, "host.launch_us must be in (0, 1e9]");
   return topology(cfg.sizes, cfg.order);
 }
 

@@ -8,16 +8,22 @@
 //   stage's forward/backward kernels per micro-batch in the 1F1B or GPipe order, TP
 //   all-reduces, pipeline send/receive (batched like Megatron's send_forward_recv_backward),
 //   DP reduce-scatter / optimizer / all-gather. Each rank has a host thread and a GPU:
-//     host   launch i occupies [h, h + l_i] (cudaLaunchKernel), then h += l_i + g_i (Python
-//            overhead), l ~ 4.5 us and g ~ 7 us, lognormal; at the end of a step the host
-//            waits in cudaStreamSynchronize for the GPU. Host stalls (JIT, GC) are CPU ops.
+//     host   each step opens with host work (data loading, zero_grad: cfg.host.step_head_us,
+//            lognormal sigma 0.2), then launch i occupies [h, h + l_i] (cudaLaunchKernel), then
+//            h += l_i + g_i (Python, dispatcher and autograd time between launches), lognormal
+//            with medians cfg.host.launch_us and gap_forward_us or, inside the backward phase,
+//            gap_backward_us (the autograd thread); at the end of a step the host waits in
+//            cudaStreamSynchronize for the GPU. Host stalls (JIT, GC) are CPU ops. With the
+//            plain defaults (4.5 + 7 us a launch) the host runs the whole step ahead of the
+//            GPU; calibrated_job() (job.hpp, docs/simulator.md) has a host about as fast as
+//            the GPU, which idles the GPU in places and runs at most a few ms ahead.
 //            Launch queue: CUDA blocks a launch while host_model::launch_queue_depth (1024)
 //            launches of the rank are pending, so launch i of a step ends no earlier than
 //            the start of the step's kernel i - 1024 (the synchronisation empties the queue
-//            at each step end). Steps of fewer launches (the default job has ~300 per rank)
-//            let the host run the whole step ahead of the GPU, as real ones do.
+//            at each step end). The default job (~300 launches per rank and step) never fills it.
 //     GPU    kernels run in program order: start = max(previous end, launch end + latency),
-//            duration = base * rank speed * lognormal(sigma * noise) * bimodal * faults.
+//            duration = base * shape * rank speed * lognormal(sigma * noise) * bimodal * faults,
+//            shape the job's size against the catalogue's 4096 x 4096 (job.hpp).
 //     collectives  every participant's kernel starts at its own start s_r and ends at
 //            max_r s_r + transfer (+ < 1 us), so early arrivers show long kernels (they wait)
 //            and the last arriver a short one: the wait inversion of real NCCL traces.
@@ -74,12 +80,10 @@ struct simulated_job {
   std::vector<rank_timeline> ranks;
 };
 
-/// Host-side constants of the model (microseconds).
+/// Host-side constants of the model (microseconds); the calibrated ones are in job_config::host.
 struct host_model {
-  static constexpr double launch_us = 4.5;
   static constexpr double launch_sigma = 0.15;
-  static constexpr double gap_us = 7.0;
-  static constexpr double gap_sigma = 0.3;
+  static constexpr double step_head_sigma = 0.2;
   static constexpr double latency_us = 1.5;
   static constexpr double step_gap_us = 30.0;
   static constexpr double start_spread_us = 300.0;
@@ -122,7 +126,8 @@ enum : std::uint64_t {
   k_clock = 8,
   k_start = 9,
   k_transfer = 10,
-  k_sync = 11
+  k_sync = 11,
+  k_head = 12
 };
 
 inline std::int64_t to_ns(double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); }
@@ -297,12 +302,13 @@ class engine {
     const double hf = host_factor(s);
     const auto sk = u(s.step_idx);
     const double noise = cfg_.noise;
+    const host_config& hc = cfg_.host;
+    const bool backward = !s.ranges.empty() && s.ranges.front().ph == phase::backward;
     const std::int64_t ld = std::max<std::int64_t>(
-        500, to_ns(host_model::launch_us * hf *
+        500, to_ns(hc.launch_us * hf *
                    lognormal_factor(host_model::launch_sigma * noise, key(cfg_.seed, k_launch, u(r), sk, op_key))));
-    const std::int64_t gap =
-        to_ns(host_model::gap_us * hf *
-              lognormal_factor(host_model::gap_sigma * noise, key(cfg_.seed, k_gap, u(r), sk, op_key)));
+    const std::int64_t gap = to_ns((backward ? hc.gap_backward_us : hc.gap_forward_us) * hf *
+                                   lognormal_factor(hc.gap_sigma * noise, key(cfg_.seed, k_gap, u(r), sk, op_key)));
     const std::int64_t lat =
         to_ns(host_model::latency_us * (1.0 + noise * uniform01(key(cfg_.seed, k_latency, u(r), sk, op_key))));
     launch_result out;
@@ -352,8 +358,8 @@ class engine {
     const auto& spec = spec_of(role);
     const auto sk = u(s.step_idx);
     const double noise = cfg_.noise;
-    double d =
-        spec.base_us * s.speed * lognormal_factor(spec.sigma * noise, key(cfg_.seed, k_jitter, u(r), sk, op_key));
+    double d = spec.base_us * compute_shape_factor(cfg_, spec) * s.speed *
+               lognormal_factor(spec.sigma * noise, key(cfg_.seed, k_jitter, u(r), sk, op_key));
     if (spec.bimodal_p > 0 && uniform01(key(cfg_.seed, k_bimodal, u(r), sk, op_key)) < spec.bimodal_p)
       d *= 1.0 + (spec.bimodal_x - 1.0) * noise;
     d *= kernel_factor(s, role);
@@ -456,6 +462,8 @@ class engine {
     s.queue_starts.clear();
     s.host_t += to_ns(host_model::step_gap_us);
     s.step_host_start = s.host_t;
+    s.host_t += to_ns(cfg_.host.step_head_us * lognormal_factor(host_model::step_head_sigma * cfg_.noise,
+                                                                key(cfg_.seed, k_head, u(r), u(s.step_idx))));
     const std::int64_t step = step_number(s);
     for (std::size_t i : s.rank_faults) {
       const auto& f = faults_[i];

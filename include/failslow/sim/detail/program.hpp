@@ -32,6 +32,20 @@ struct op {
   double transfer_us = 0;  ///< collectives: transfer time for this group size, before jitter
 };
 
+/// The job's shape against the kernel catalogue's reference (seq_length = hidden = 4096):
+/// the factor on a compute kernel's duration, (seq/4096)(hidden/4096) for memory-bound kernels
+/// and (seq/4096)(hidden/4096)^2 for the others (GEMMs, attention); exactly 1 at the reference.
+inline double compute_shape_factor(const job_config& cfg, const kernel_spec& spec) {
+  const double s = static_cast<double>(cfg.seq_length) / 4096.0, h = static_cast<double>(cfg.hidden) / 4096.0;
+  return spec.memory_bound ? s * h : s * h * h;
+}
+
+/// The same for a transfer along d: gradients (dp) scale as hidden^2, activations as seq x hidden.
+inline double transfer_shape_factor(const job_config& cfg, parallel_dim d) {
+  const double s = static_cast<double>(cfg.seq_length) / 4096.0, h = static_cast<double>(cfg.hidden) / 4096.0;
+  return d == parallel_dim::dp ? h * h : s * h;
+}
+
 /// Kernel launches of one step of `program` (kernels, collectives and point-to-point ops).
 inline std::size_t launch_count(const std::vector<op>& program) {
   return static_cast<std::size_t>(std::count_if(program.begin(), program.end(), [](const op& o) {
@@ -130,7 +144,8 @@ class program_builder {
     o.dim = d;
     o.comm = c;
     o.nelems = nelems;
-    o.transfer_us = base_us * ring_factor * static_cast<double>(n - 1) / static_cast<double>(n);
+    o.transfer_us =
+        base_us * ring_factor * static_cast<double>(n - 1) / static_cast<double>(n) * transfer_shape_factor(cfg_, d);
     ops_.push_back(o);
   }
   void tp_allreduce(std::int64_t nelems, double base_us) {
@@ -146,7 +161,7 @@ class program_builder {
     o.recv_offset = recv_from >= 0 ? recv_from - rank_ : 0;
     o.comm = send_to >= 0 && recv_from >= 0 ? comm_op::coalesced : send_to >= 0 ? comm_op::send : comm_op::recv;
     o.nelems = tokens_ * cfg_.hidden;
-    o.transfer_us = spec_of(kernel_role::nccl_send_recv).base_us;
+    o.transfer_us = spec_of(kernel_role::nccl_send_recv).base_us * transfer_shape_factor(cfg_, parallel_dim::pp);
     ops_.push_back(o);
   }
 
