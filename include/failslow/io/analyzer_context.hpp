@@ -70,6 +70,7 @@ struct context_kernel {
 };
 
 /// Steps indices of the model in [first, last].
+template <class = void>
 inline std::pair<std::size_t, std::size_t> model_step_range(const diagnose::job_model& m, std::int64_t first,
                                                             std::int64_t last) {
   const auto a = std::lower_bound(m.steps.begin(), m.steps.end(), first) - m.steps.begin();
@@ -79,6 +80,7 @@ inline std::pair<std::size_t, std::size_t> model_step_range(const diagnose::job_
 
 /// The peers a finding compared the rank with (evidence "peers"), else the other ranks of its
 /// data-parallel group.
+template <class = void>
 inline std::vector<int> finding_peers(const finding& f, int rank, const topology& topo) {
   std::vector<int> peers;
   if (const auto* p = f.evidence.find("peers"); p && p->what == evidence_item::type::numbers)
@@ -92,6 +94,7 @@ inline std::vector<int> finding_peers(const finding& f, int rank, const topology
 
 /// The rank's compute and memory kernels that ran slower than on its peers over steps [a, b),
 /// costliest first.
+template <class = void>
 inline std::vector<context_kernel> slower_kernels(const diagnose::job_model& m, const diagnose::window_index& idx,
                                                   int rank, const std::vector<int>& peers, std::size_t a,
                                                   std::size_t b) {
@@ -135,6 +138,7 @@ inline std::vector<context_kernel> slower_kernels(const diagnose::job_model& m, 
 }
 
 /// Median over steps [a, b) of a rank's phase time (NaN when it has none).
+template <class = void>
 inline double median_phase(const diagnose::job_model& m, int rank, std::size_t phase, std::size_t a, std::size_t b) {
   std::vector<double> v;
   for (std::size_t t = a; t < b; ++t) {
@@ -145,12 +149,14 @@ inline double median_phase(const diagnose::job_model& m, int rank, std::size_t p
 }
 
 /// "rank39", "job", or the finding's group.
+template <class = void>
 inline std::string anomaly_subject(const finding& f) {
   if (!f.ranks.empty()) return "rank" + std::to_string(f.ranks.front());
   return f.group.empty() ? std::string("job") : f.group;
 }
 
 /// The anomaly line of a finding: who | what | duration=observed (expected baseline) | steps | kind.
+template <class = void>
 inline std::string anomaly_line(const finding& f) {
   const auto& e = f.evidence;
   std::string what = !f.kernel.empty() && f.kind != "straggler" ? format_kernel_name(f.kernel)
@@ -179,6 +185,7 @@ inline std::string anomaly_line(const finding& f) {
 
 }  // namespace detail
 
+template <class = void>
 inline std::string analyzer_context(const report& rep, const diagnose::job_model& m, const topology& topo,
                                     const analyzer_context_options& o = {}) {
   if (topo.world_size() != m.world_size)

@@ -83,6 +83,7 @@ inline std::string file_stem(std::string_view s) {
 }
 
 /// Pipeline stage boundaries as first ranks, when every stage is a contiguous block of ranks.
+template <class = void>
 inline std::vector<std::size_t> stage_starts(const topology& topo) {
   std::vector<std::size_t> s;
   const int pp = topo.size(parallel_dim::pp);
@@ -92,6 +93,7 @@ inline std::vector<std::size_t> stage_starts(const topology& topo) {
 }
 
 /// Model step indices [a, b] of a finding's steps (b < a when none).
+template <class = void>
 inline std::pair<std::size_t, std::size_t> step_span(const diagnose::job_model& m, const finding& f) {
   const auto a =
       static_cast<std::size_t>(std::lower_bound(m.steps.begin(), m.steps.end(), f.first_step) - m.steps.begin());
@@ -101,6 +103,7 @@ inline std::pair<std::size_t, std::size_t> step_span(const diagnose::job_model& 
 }
 
 /// The ranks a finding names: its ranks, or a link's group_ranks.
+template <class = void>
 inline std::vector<int> named_ranks(const finding& f) {
   std::vector<int> r = f.ranks;
   if (r.empty())
@@ -109,11 +112,13 @@ inline std::vector<int> named_ranks(const finding& f) {
   return r;
 }
 
+template <class = void>
 inline std::string phase_title(const diagnose::phase_info& ph) {
   if (ph.annotated) return ph.name + " compute per step";
   return ph.name + " time per step";
 }
 
+template <class = void>
 inline void unique_file(std::string& name, std::map<std::string, int>& used) {
   const int k = used[name]++;
   if (k > 0) name += "_" + std::to_string(k + 1);
@@ -121,6 +126,7 @@ inline void unique_file(std::string& name, std::map<std::string, int>& used) {
 
 // The W1 matrix of a degraded_kernel / degraded_link finding, or an empty figure when the
 // model lacks what it needs.
+template <class = void>
 inline figure w1_figure(const diagnose::job_model& m, const topology& topo, const finding& f, std::size_t index,
                         const figure_options& o) {
   figure fig;
@@ -249,6 +255,7 @@ inline figure w1_figure(const diagnose::job_model& m, const topology& topo, cons
 
 }  // namespace detail
 
+template <class = void>
 inline std::vector<figure> diagnosis_figures(const diagnose::job_model& m, const topology& topo, const report& rep,
                                              const figure_options& o = {}) {
   using namespace detail;
@@ -387,6 +394,7 @@ inline std::vector<figure> diagnosis_figures(const diagnose::job_model& m, const
 }
 
 /// Adds the figures to report.files as dir/file (dir empty: the file name alone).
+template <class = void>
 inline void refer_to_figures(report& rep, const std::vector<figure>& figures, const std::string& dir) {
   for (const auto& f : figures) {
     report_file rf;

@@ -112,6 +112,7 @@ struct perfetto_result {
 namespace detail {
 
 /// Ranks named by a finding: its ranks, else its group's (evidence group_ranks, stage_ranks).
+template <class = void>
 inline std::vector<int> finding_ranks(const finding& f) {
   if (!f.ranks.empty()) return f.ranks;
   std::vector<int> r;
@@ -121,12 +122,14 @@ inline std::vector<int> finding_ranks(const finding& f) {
   return r;
 }
 
+template <class = void>
 inline bool rank_present(const diagnose::job_model& m, int r) {
   return r >= 0 && r < m.world_size && m.has_rank[static_cast<std::size_t>(r)];
 }
 
 }  // namespace detail
 
+template <class = void>
 inline perfetto_view choose_perfetto_view(const report& rep, const diagnose::job_model& m, const topology& topo,
                                           const perfetto_options& o = {}) {
   if (topo.world_size() != m.world_size)
@@ -358,6 +361,7 @@ struct shown_step {
 
 }  // namespace detail
 
+template <class = void>
 inline perfetto_result perfetto_trace(const report& rep, const diagnose::job_model& m, const topology& topo,
                                       const trace::trace_set* traces, const perfetto_options& o = {}) {
   perfetto_result res;

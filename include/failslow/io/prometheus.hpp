@@ -204,6 +204,7 @@ inline std::string step_label(std::int64_t s) { return std::to_string(s); }
 
 }  // namespace detail
 
+template <class = void>
 inline std::string prometheus_metrics(const report& rep, const diagnose::job_model& m, const topology& topo,
                                       const prometheus_options& o = {}) {
   if (topo.world_size() != m.world_size)
