@@ -130,10 +130,10 @@ enum class fault_kind : std::uint8_t {
   host_launch_delay,  ///< host overhead per launch x factor
   gc_pause,           ///< host pause, one step (transient)
 };
-
-constexpr std::string_view to_string(fault_kind k) noexcept {
 /// The number of fault kinds (checked against to_string below).
 inline constexpr std::size_t fault_kind_count = 9;
+
+constexpr std::string_view to_string(fault_kind k) noexcept {
   switch (k) {
     case fault_kind::compute_straggler:
       return "compute_straggler";
@@ -157,8 +157,6 @@ inline constexpr std::size_t fault_kind_count = 9;
   return "compute_straggler";
 }
 
-/// One injected fault: what the model applies and what the truth states.
-struct fault {
 static_assert(failslow::detail::enum_count_matches<fault_kind>(fault_kind_count),
               "fault_kind_count is not the number of fault kinds");
 
@@ -174,6 +172,8 @@ inline fault_kind parse_fault_kind(std::string_view s) {
   throw invalid_argument("unknown fault kind '" + std::string(s) + "' (expected one of " + list + ")");
 }
 
+/// One injected fault: what the model applies and what the truth states.
+struct fault {
   fault_kind kind = fault_kind::compute_straggler;
   std::vector<int> ranks;                    ///< affected ranks, ascending
   std::string group;                         ///< "dp:3", "tp:5", "stage:2"; empty for single-rank faults
