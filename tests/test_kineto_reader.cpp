@@ -111,7 +111,7 @@ TEST_CASE("every real trace loads, with the per-category counts of the Python re
       CHECK(e.rank == t.stated_rank());
       CHECK((e.device >= 0) == (is_device_activity(e.kind) || (e.kind == event_kind::annotation && e.device >= 0)));
     }
-    for (int k = 0; k < event_kind_count; ++k) {
+    for (std::size_t k = 0; k < event_kind_count; ++k) {
       const std::string kind(to_string(static_cast<event_kind>(k)));
       INFO(kind);
       CHECK(count[k] == r["kinds"][kind].get<std::uint64_t>());

@@ -292,5 +292,5 @@ TEST_CASE("scale mode: bad arguments throw typed errors") {
   f.factor = 0;
   REQUIRE_THROWS_AS(simulate_summaries(cfg, {f}, ignore), invalid_argument);
   REQUIRE_THROWS_AS(kernel_key_name(static_cast<name_id>(kernel_key_count())), domain_error);
-  REQUIRE_THROWS_AS(kernel_key(kernel_role::count_), domain_error);
+  REQUIRE_THROWS_AS(kernel_key(static_cast<kernel_role>(kernel_role_count)), domain_error);
 }

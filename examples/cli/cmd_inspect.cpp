@@ -420,7 +420,8 @@ void run(const inspect_options& o) {
       k.total_ns += n.total_ns;
     }
     nlohmann::json cj;
-    for (int k = 0; k < event_kind_count; ++k) cj[std::string(to_string(static_cast<event_kind>(k)))] = counts[k];
+    for (std::size_t k = 0; k < event_kind_count; ++k)
+      cj[std::string(to_string(static_cast<event_kind>(k)))] = counts[k];
     cj["other"] = d.stats.unknown_category + d.stats.instants + d.stats.other_phases;
     cj["flows"] = d.stats.flows;
     cj["metadata"] = d.stats.metadata;

@@ -49,7 +49,7 @@ py::dtype event_dtype() {
 
 py::tuple kind_names() {
   py::list l;
-  for (int k = 0; k < failslow::event_kind_count; ++k)
+  for (std::size_t k = 0; k < failslow::event_kind_count; ++k)
     l.append(std::string(failslow::to_string(static_cast<failslow::event_kind>(k))));
   return py::tuple(l);
 }

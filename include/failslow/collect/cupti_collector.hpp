@@ -55,6 +55,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -73,6 +74,7 @@
 #include "failslow/collect/cupti_parser.hpp"
 #include "failslow/collect/flight_recorder.hpp"
 #include "failslow/collect/record_sink.hpp"
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/name_table.hpp"
 
@@ -97,6 +99,8 @@ struct collector_options {
 };
 
 enum class collector_state : std::uint8_t { idle, running, unavailable, in_use, failed, stopped };
+/// Number of collector_state values (they are 0 .. collector_state_count - 1).
+inline constexpr std::size_t collector_state_count = 6;
 
 constexpr std::string_view to_string(collector_state s) noexcept {
   switch (s) {
@@ -115,6 +119,8 @@ constexpr std::string_view to_string(collector_state s) noexcept {
   }
   return "unknown";
 }
+static_assert(failslow::detail::enum_count_matches<collector_state>(collector_state_count),
+              "collector_state_count is not the number of collector_state values");
 
 struct collector_status {
   collector_state state = collector_state::idle;

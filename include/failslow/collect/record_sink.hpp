@@ -45,6 +45,8 @@ enum class mark_kind : std::uint8_t {
   step,   ///< step `step` begins at time_ns; the previous step ends there
   phase,  ///< a phase named `name` ran from time_ns to end_ns
 };
+/// Number of mark_kind values (they are 0 .. mark_kind_count - 1).
+inline constexpr std::size_t mark_kind_count = 2;
 
 struct step_mark {
   std::int64_t time_ns = 0;  ///< host clock: the step's start, or the phase's start

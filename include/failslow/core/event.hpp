@@ -14,9 +14,12 @@
 //   malformed events instead of storing them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+
+#include "failslow/core/detail/enum_count.hpp"
 
 namespace failslow {
 
@@ -34,7 +37,8 @@ enum class event_kind : std::uint8_t {
   runtime = 6,     ///< a CUDA/HIP runtime or driver call (cudaLaunchKernel, ...)
 };
 
-inline constexpr int event_kind_count = 7;
+/// Number of event_kind values (they are 0 .. event_kind_count - 1).
+inline constexpr std::size_t event_kind_count = 7;
 
 /// Lower-case name of a kind, e.g. "collective".
 constexpr std::string_view to_string(event_kind k) noexcept {
@@ -56,6 +60,8 @@ constexpr std::string_view to_string(event_kind k) noexcept {
   }
   return "unknown";
 }
+static_assert(failslow::detail::enum_count_matches<event_kind>(event_kind_count),
+              "event_kind_count is not the number of event_kind values");
 
 /// True for the kinds that run on the GPU (their duration is device time).
 constexpr bool is_device_activity(event_kind k) noexcept {

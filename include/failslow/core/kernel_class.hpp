@@ -24,12 +24,14 @@
 // Errors: parse_classification_rules throws failslow::parse_error with line and column.
 #pragma once
 
+#include <cstddef>
 #include <istream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/detail/rule_text.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
@@ -38,6 +40,8 @@
 namespace failslow {
 
 enum class kernel_class : std::uint8_t { compute = 0, communication = 1, memory = 2 };
+/// Number of kernel_class values (they are 0 .. kernel_class_count - 1).
+inline constexpr std::size_t kernel_class_count = 3;
 
 constexpr std::string_view to_string(kernel_class c) noexcept {
   switch (c) {
@@ -50,6 +54,8 @@ constexpr std::string_view to_string(kernel_class c) noexcept {
   }
   return "compute";
 }
+static_assert(failslow::detail::enum_count_matches<kernel_class>(kernel_class_count),
+              "kernel_class_count is not the number of kernel_class values");
 
 /// Whether a communication kernel is a point-to-point transfer (NCCL/RCCL send and receive
 /// between two ranks, e.g. neighbouring pipeline stages) rather than a collective of a process

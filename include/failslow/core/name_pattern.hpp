@@ -22,12 +22,17 @@
 #include <string_view>
 #include <utility>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 
 namespace failslow {
 
 enum class match_kind { exact, prefix, contains, glob };
+/// Number of match_kind values (they are 0 .. match_kind_count - 1).
+inline constexpr std::size_t match_kind_count = 4;
 enum class case_sensitivity { sensitive, insensitive };
+/// Number of case_sensitivity values (they are 0 .. case_sensitivity_count - 1).
+inline constexpr std::size_t case_sensitivity_count = 2;
 
 constexpr std::string_view to_string(match_kind k) noexcept {
   switch (k) {
@@ -42,6 +47,8 @@ constexpr std::string_view to_string(match_kind k) noexcept {
   }
   return "glob";
 }
+static_assert(failslow::detail::enum_count_matches<match_kind>(match_kind_count),
+              "match_kind_count is not the number of match_kind values");
 
 namespace detail {
 

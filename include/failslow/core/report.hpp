@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ namespace failslow {
 /// One named item of a finding's evidence: a number, a text or a list of numbers.
 struct evidence_item {
   enum class type : std::uint8_t { number, text, numbers };
+  /// Number of type values (they are 0 .. type_count - 1).
+  static constexpr std::size_t type_count = 3;
   std::string name;
   type what = type::number;
   double number = 0;

@@ -29,6 +29,7 @@
 //   topology throws failslow::domain_error.
 #pragma once
 
+#include <cstddef>
 #include <istream>
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/detail/rule_text.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
@@ -45,10 +47,14 @@
 namespace failslow {
 
 enum class routing_subject : std::uint8_t { kernel = 0, phase = 1 };
+/// Number of routing_subject values (they are 0 .. routing_subject_count - 1).
+inline constexpr std::size_t routing_subject_count = 2;
 
 constexpr std::string_view to_string(routing_subject s) noexcept {
   return s == routing_subject::kernel ? "kernel" : "phase";
 }
+static_assert(failslow::detail::enum_count_matches<routing_subject>(routing_subject_count),
+              "routing_subject_count is not the number of routing_subject values");
 
 struct routing_rule {
   routing_subject subject;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -34,7 +35,8 @@
 namespace failslow {
 
 enum class parallel_dim : std::uint8_t { tp = 0, cp = 1, ep = 2, dp = 3, pp = 4 };
-inline constexpr int parallel_dim_count = 5;
+/// Number of parallel_dim values (they are 0 .. parallel_dim_count - 1).
+inline constexpr std::size_t parallel_dim_count = 5;
 inline constexpr std::array<parallel_dim, parallel_dim_count> all_parallel_dims = {
     parallel_dim::tp, parallel_dim::cp, parallel_dim::ep, parallel_dim::dp, parallel_dim::pp};
 

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/stats/descriptive.hpp"
 
@@ -46,8 +47,10 @@ enum class chart_state : std::uint8_t {
   trend_warning,  ///< a trend / run rule fired while the statistic is inside the limits
   alarm,          ///< the statistic is beyond a control limit
 };
+/// Number of chart_state values (they are 0 .. chart_state_count - 1).
+inline constexpr std::size_t chart_state_count = 4;
 
-inline const char* to_string(chart_state s) noexcept {
+constexpr const char* to_string(chart_state s) noexcept {
   switch (s) {
     case chart_state::warming_up:
       return "warming_up";
@@ -60,6 +63,8 @@ inline const char* to_string(chart_state s) noexcept {
   }
   return "?";
 }
+static_assert(failslow::detail::enum_count_matches<chart_state>(chart_state_count),
+              "chart_state_count is not the number of chart_state values");
 
 /// Which departures a chart signals.
 enum class chart_side : std::uint8_t {
@@ -67,6 +72,8 @@ enum class chart_side : std::uint8_t {
   lower,  ///< decreases only
   both,   ///< either direction
 };
+/// Number of chart_side values (they are 0 .. chart_side_count - 1).
+inline constexpr std::size_t chart_side_count = 3;
 
 /// Where the in-control mean and sigma of a chart come from.
 enum class baseline_mode : std::uint8_t {
@@ -75,6 +82,8 @@ enum class baseline_mode : std::uint8_t {
   warmup_robust,  ///< median and mad_normal of the first warmup values
   running,        ///< warmup_robust, then a clipped exponentially weighted running estimate
 };
+/// Number of baseline_mode values (they are 0 .. baseline_mode_count - 1).
+inline constexpr std::size_t baseline_mode_count = 4;
 
 struct baseline_options {
   baseline_mode mode = baseline_mode::warmup_robust;

@@ -47,11 +47,15 @@ enum class ewma_limits : std::uint8_t {
   asymptotic,  ///< the steady-state width (KAT's formula)
   exact,       ///< the width of the variance of z_i after i values
 };
+/// Number of ewma_limits values (they are 0 .. ewma_limits_count - 1).
+inline constexpr std::size_t ewma_limits_count = 2;
 
 enum class trend_source : std::uint8_t {
   observation,  ///< moves of x (distribution-free false-alarm rate 1/(k+1)! per direction)
   statistic,    ///< moves of z (smoother, fires more often under noise)
 };
+/// Number of trend_source values (they are 0 .. trend_source_count - 1).
+inline constexpr std::size_t trend_source_count = 2;
 
 struct ewma_options {
   double lambda = 0.2;  ///< smoothing weight in (0, 1]; 1 is a Shewhart chart

@@ -31,6 +31,8 @@
 namespace failslow::detect {
 
 enum class fdr_method : std::uint8_t { benjamini_hochberg, benjamini_yekutieli };
+/// Number of fdr_method values (they are 0 .. fdr_method_count - 1).
+inline constexpr std::size_t fdr_method_count = 2;
 
 struct fdr_result {
   std::vector<double> adjusted;       ///< adjusted p-value per test, input order

@@ -75,11 +75,15 @@
 namespace failslow::detect {
 
 enum class covariance_estimator : std::uint8_t { sample, ledoit_wolf, mcd };
+/// Number of covariance_estimator values (they are 0 .. covariance_estimator_count - 1).
+inline constexpr std::size_t covariance_estimator_count = 3;
 
 enum class outlier_threshold : std::uint8_t {
   adaptive,  ///< sqrt(chi2_q(d)) (1 + 1/sqrt(N)), KAT's
   chi2,      ///< sqrt(chi2_q(d))
 };
+/// Number of outlier_threshold values (they are 0 .. outlier_threshold_count - 1).
+inline constexpr std::size_t outlier_threshold_count = 2;
 
 struct mahalanobis_options {
   covariance_estimator estimator = covariance_estimator::ledoit_wolf;

@@ -62,6 +62,8 @@ enum class gate_state : std::uint8_t {
   closed,      ///< no window open
   open,        ///< inside a slow window
 };
+/// Number of gate_state values (they are 0 .. gate_state_count - 1).
+inline constexpr std::size_t gate_state_count = 3;
 
 enum class gate_event : std::uint8_t {
   none,
@@ -69,6 +71,8 @@ enum class gate_event : std::uint8_t {
   closed,   ///< a window closed at this sample; ratio_gate_point::window holds it
   skipped,  ///< the value was NaN, infinite or <= 0 and was ignored
 };
+/// Number of gate_event values (they are 0 .. gate_event_count - 1).
+inline constexpr std::size_t gate_event_count = 4;
 
 /// The gate after one value.
 struct ratio_gate_point {

@@ -54,6 +54,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -69,6 +70,7 @@
 #include "failslow/compress/codec.hpp"
 #include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/name_table.hpp"
@@ -85,10 +87,14 @@ enum class phase_role : std::uint8_t {
   wait,  ///< communication: includes the time spent waiting for the slowest peer
   idle,  ///< the GPU ran nothing of this rank (host-bound, stalls)
 };
+/// Number of phase_role values (they are 0 .. phase_role_count - 1).
+inline constexpr std::size_t phase_role_count = 3;
 
 constexpr std::string_view to_string(phase_role r) noexcept {
   return r == phase_role::work ? "work" : r == phase_role::wait ? "wait" : "idle";
 }
+static_assert(failslow::detail::enum_count_matches<phase_role>(phase_role_count),
+              "phase_role_count is not the number of phase_role values");
 
 struct phase_info {
   std::string name;

@@ -64,12 +64,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/detect/pelt.hpp"
 #include "failslow/detect/ratio_gate.hpp"
@@ -95,6 +97,8 @@ struct l1_options {
 };
 
 enum class window_pattern : std::uint8_t { spike, warmup, recurring, shift, drift };
+/// Number of window_pattern values (they are 0 .. window_pattern_count - 1).
+inline constexpr std::size_t window_pattern_count = 5;
 
 constexpr std::string_view to_string(window_pattern p) noexcept {
   switch (p) {
@@ -111,6 +115,8 @@ constexpr std::string_view to_string(window_pattern p) noexcept {
   }
   return "spike";
 }
+static_assert(failslow::detail::enum_count_matches<window_pattern>(window_pattern_count),
+              "window_pattern_count is not the number of window_pattern values");
 
 /// A slow window; first/last/steps are indices into the series (job_model::steps).
 struct slow_window {

@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -50,6 +51,7 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/diagnose/job_model.hpp"
@@ -71,6 +73,8 @@ struct host_measure_options {
 
 /// Why a host stopped launching.
 enum class host_cause : std::uint8_t { jit_compilation, garbage_collection, data_loader, host_busy, host_absent };
+/// Number of host_cause values (they are 0 .. host_cause_count - 1).
+inline constexpr std::size_t host_cause_count = 5;
 
 constexpr const char* to_string(host_cause c) noexcept {
   switch (c) {
@@ -87,6 +91,8 @@ constexpr const char* to_string(host_cause c) noexcept {
   }
   return "host_absent";
 }
+static_assert(failslow::detail::enum_count_matches<host_cause>(host_cause_count),
+              "host_cause_count is not the number of host_cause values");
 
 struct host_stall_options {
   std::int64_t min_stall_ns = 1000000;  ///< an excess below this is not a stall

@@ -56,7 +56,7 @@ struct kernel_table_options {
 
 /// Parses an event_kind name ("kernel", ..., "runtime"); false when unknown.
 inline bool parse_event_kind(std::string_view s, event_kind& out) noexcept {
-  for (int k = 0; k < event_kind_count; ++k)
+  for (std::size_t k = 0; k < event_kind_count; ++k)
     if (to_string(static_cast<event_kind>(k)) == s) {
       out = static_cast<event_kind>(k);
       return true;
@@ -173,13 +173,15 @@ inline std::vector<trace_data> read_kernel_table(std::string_view text, name_tab
   if (!p.next_row(fields))  // nothing but comments or empty lines: no table at all
     throw parse_error(source_location{source, 0, 0, text.size()},
                       "a header line naming the columns (rank, step, name, start_ns, duration_ns); the table is empty");
-  enum col { rank, step, name, start, duration, stream, kind, device, correlation, n_cols };
-  const char* col_names[n_cols] = {"rank",   "step", "name",   "start_ns",   "duration_ns",
-                                   "stream", "kind", "device", "correlation"};
-  long index[n_cols];
+  enum col { rank, step, name, start, duration, stream, kind, device, correlation };
+  constexpr std::size_t col_count = 9;
+  const char* col_names[] = {"rank",   "step", "name",   "start_ns",   "duration_ns",
+                             "stream", "kind", "device", "correlation"};
+  static_assert(std::size(col_names) == col_count, "one name per column");
+  long index[col_count];
   std::fill(std::begin(index), std::end(index), -1L);
   for (std::size_t i = 0; i < fields.size(); ++i)
-    for (int c = 0; c < n_cols; ++c)
+    for (std::size_t c = 0; c < col_count; ++c)
       if (fields[i] == col_names[c]) index[c] = static_cast<long>(i);
   for (int c = 0; c <= duration; ++c)
     if (index[c] < 0) p.fail_line(std::string("a header with a '") + col_names[c] + "' column");

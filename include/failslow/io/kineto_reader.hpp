@@ -107,6 +107,8 @@ namespace failslow::io {
 
 /// Unit of ts and dur in the file.
 enum class timestamp_unit : std::uint8_t { microseconds, nanoseconds };
+/// Number of timestamp_unit values (they are 0 .. timestamp_unit_count - 1).
+inline constexpr std::size_t timestamp_unit_count = 2;
 
 struct kineto_read_options {
   timestamp_unit unit = timestamp_unit::microseconds;

@@ -87,6 +87,8 @@ inline std::string printable_excerpt(std::string_view s) {
 }
 
 enum class value_status : std::uint8_t { ok, not_number, out_of_range, nonfinite };
+/// Number of value_status values (they are 0 .. value_status_count - 1).
+inline constexpr std::size_t value_status_count = 4;
 
 /// Clinger's fast path: a decimal number [-]digits[.digits][e[+-]digits] with at most 15
 /// significant digits w and a power of ten p = exponent - fraction digits in [-22, 22] is

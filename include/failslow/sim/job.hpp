@@ -46,21 +46,27 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
 
 namespace failslow::sim {
 
 enum class pipeline_schedule : std::uint8_t { one_f_one_b = 0, gpipe = 1 };
+/// Number of pipeline_schedule values (they are 0 .. pipeline_schedule_count - 1).
+inline constexpr std::size_t pipeline_schedule_count = 2;
 
 constexpr std::string_view to_string(pipeline_schedule s) noexcept {
   return s == pipeline_schedule::gpipe ? "gpipe" : "1f1b";
 }
+static_assert(failslow::detail::enum_count_matches<pipeline_schedule>(pipeline_schedule_count),
+              "pipeline_schedule_count is not the number of pipeline_schedule values");
 
 /// Parses "1f1b" or "gpipe"; throws invalid_argument otherwise.
 inline pipeline_schedule parse_pipeline_schedule(std::string_view s) {

@@ -81,10 +81,10 @@ enum class kernel_role : std::uint8_t {
   nccl_all_gather,
   nccl_send_recv,
   nccl_all_to_all,
-  count_
 };
 
-inline constexpr std::size_t kernel_role_count = static_cast<std::size_t>(kernel_role::count_);
+/// Number of kernel_role values (they are 0 .. kernel_role_count - 1).
+inline constexpr std::size_t kernel_role_count = 43;
 
 struct kernel_spec {
   std::string_view name;
@@ -125,11 +125,14 @@ constexpr kernel_name_text join(std::initializer_list<std::string_view> parts) {
 }
 
 enum class bound : std::uint8_t { compute, memory };
+/// Number of bound values (they are 0 .. bound_count - 1).
+inline constexpr std::size_t bound_count = 2;
 
 /// One row of the catalogue: the role it describes, its name, its spec (the catalogue
 /// fills spec.name from `name`).
 struct catalogue_row {
-  kernel_role role = kernel_role::count_;  ///< count_: a row the table lacks
+  /// kernel_role_count (no role): a row the table lacks, caught by rows_in_role_order
+  kernel_role role = static_cast<kernel_role>(kernel_role_count);
   kernel_name_text name;
   kernel_spec spec;
 

@@ -73,6 +73,8 @@ enum class scenario : std::uint8_t {
   gc_pauses,
   two_faults,
 };
+/// Number of scenario values (they are 0 .. scenario_count - 1).
+inline constexpr std::size_t scenario_count = 12;
 
 inline constexpr std::array<scenario, 12> all_scenarios = {
     scenario::healthy,      scenario::compute_straggler, scenario::masked_straggler, scenario::dp_link,
@@ -108,6 +110,8 @@ constexpr std::string_view to_string(scenario s) noexcept {
   }
   return "healthy";
 }
+static_assert(failslow::detail::enum_count_matches<scenario>(scenario_count),
+              "scenario_count is not the number of scenario values");
 
 /// Parses a scenario name (as printed by to_string); throws invalid_argument otherwise.
 inline scenario parse_scenario(std::string_view s) {

@@ -35,12 +35,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
@@ -58,10 +60,14 @@ struct score_options {
 };
 
 enum class verdict : std::uint8_t { true_positive, false_positive, neutral };
+/// Number of verdict values (they are 0 .. verdict_count - 1).
+inline constexpr std::size_t verdict_count = 3;
 
 constexpr std::string_view to_string(verdict v) noexcept {
   return v == verdict::true_positive ? "true_positive" : v == verdict::false_positive ? "false_positive" : "neutral";
 }
+static_assert(failslow::detail::enum_count_matches<verdict>(verdict_count),
+              "verdict_count is not the number of verdict values");
 
 enum class fp_reason : std::uint8_t {
   none,
@@ -70,6 +76,8 @@ enum class fp_reason : std::uint8_t {
   healthy_ranks,
   outside_fault_steps
 };
+/// Number of fp_reason values (they are 0 .. fp_reason_count - 1).
+inline constexpr std::size_t fp_reason_count = 5;
 
 constexpr std::string_view to_string(fp_reason r) noexcept {
   switch (r) {
@@ -86,6 +94,8 @@ constexpr std::string_view to_string(fp_reason r) noexcept {
   }
   return "";
 }
+static_assert(failslow::detail::enum_count_matches<fp_reason>(fp_reason_count),
+              "fp_reason_count is not the number of fp_reason values");
 
 struct fault_score {
   std::size_t fault = 0;  ///< index into truth::faults

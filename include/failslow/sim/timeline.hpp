@@ -18,10 +18,12 @@
 // Errors: none.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/sim/kernels.hpp"
 
@@ -40,6 +42,8 @@ enum class phase : std::uint8_t {
   optimizer,
   dp_all_gather,
 };
+/// Number of phase values (they are 0 .. phase_count - 1).
+inline constexpr std::size_t phase_count = 10;
 
 constexpr std::string_view to_string(phase p) noexcept {
   switch (p) {
@@ -66,9 +70,13 @@ constexpr std::string_view to_string(phase p) noexcept {
   }
   return "forward";
 }
+static_assert(failslow::detail::enum_count_matches<phase>(phase_count),
+              "phase_count is not the number of phase values");
 
 /// "Collective name" of a point-to-point or collective kernel.
 enum class comm_op : std::uint8_t { none, allreduce, reduce_scatter, allgather, send, recv, coalesced, all_to_all };
+/// Number of comm_op values (they are 0 .. comm_op_count - 1).
+inline constexpr std::size_t comm_op_count = 8;
 
 constexpr std::string_view to_string(comm_op c) noexcept {
   switch (c) {
@@ -91,9 +99,13 @@ constexpr std::string_view to_string(comm_op c) noexcept {
   }
   return "";
 }
+static_assert(failslow::detail::enum_count_matches<comm_op>(comm_op_count),
+              "comm_op_count is not the number of comm_op values");
 
 /// Host-side call names.
 enum class host_name : std::uint8_t { launch_kernel, stream_synchronize, compiled_function, gc_collect };
+/// Number of host_name values (they are 0 .. host_name_count - 1).
+inline constexpr std::size_t host_name_count = 4;
 
 constexpr std::string_view to_string(host_name h) noexcept {
   switch (h) {
@@ -108,6 +120,8 @@ constexpr std::string_view to_string(host_name h) noexcept {
   }
   return "cudaLaunchKernel";
 }
+static_assert(failslow::detail::enum_count_matches<host_name>(host_name_count),
+              "host_name_count is not the number of host_name values");
 
 /// True for the runtime calls (cuda_runtime), false for CPU operators (cpu_op).
 constexpr bool is_runtime_call(host_name h) noexcept {

@@ -24,11 +24,13 @@
 #include <algorithm>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/stats/detail/fft.hpp"
@@ -36,6 +38,8 @@
 namespace failslow::stats {
 
 enum class bandwidth_rule { rule_of_thumb, robust_rule_of_thumb, scott, silverman, improved_sheather_jones, fixed };
+/// Number of bandwidth_rule values (they are 0 .. bandwidth_rule_count - 1).
+inline constexpr std::size_t bandwidth_rule_count = 6;
 
 constexpr std::string_view to_string(bandwidth_rule r) noexcept {
   switch (r) {
@@ -54,6 +58,8 @@ constexpr std::string_view to_string(bandwidth_rule r) noexcept {
   }
   return "rule_of_thumb";
 }
+static_assert(failslow::detail::enum_count_matches<bandwidth_rule>(bandwidth_rule_count),
+              "bandwidth_rule_count is not the number of bandwidth_rule values");
 
 /// A rule, or a fixed value.
 struct bandwidth_spec {

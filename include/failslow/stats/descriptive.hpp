@@ -212,6 +212,8 @@ enum class quantile_method {
   median_unbiased,  ///< HF8: h = (n + 1/3)p + 1/3, approximately median-unbiased for any distribution
   normal_unbiased,  ///< HF9: h = (n + 1/4)p + 3/8, unbiased for normal data
 };
+/// Number of quantile_method values (they are 0 .. quantile_method_count - 1).
+inline constexpr std::size_t quantile_method_count = 10;
 
 namespace detail {
 

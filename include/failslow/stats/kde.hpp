@@ -59,6 +59,8 @@ struct kde_grid {
 
 /// Durations are clustered in log space by default; linear on request.
 enum class kde_scale { log, linear };
+/// Number of kde_scale values (they are 0 .. kde_scale_count - 1).
+inline constexpr std::size_t kde_scale_count = 2;
 
 namespace detail {
 

@@ -34,6 +34,7 @@
 #include <boost/math/distributions/lognormal.hpp>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -179,6 +180,8 @@ enum class cluster_shape : std::uint8_t {
   lognormal_moments,  ///< sigma from the coefficient of variation, sqrt(ln(1 + var / mean^2))
   piecewise,          ///< log-uniform pieces through (0, min), (.5, p50), (.9, p90), (.99, p99), (1, max)
 };
+/// Number of cluster_shape values (they are 0 .. cluster_shape_count - 1).
+inline constexpr std::size_t cluster_shape_count = 6;
 
 /// The reconstruction of one cluster from everything it stores (count, min, max, mean,
 /// variance, p50, p90, p99), chosen among the shapes of cluster_shape by which predicts the

@@ -218,6 +218,8 @@ inline double wasserstein1(const lognormal_mixture& a, const lognormal_mixture& 
 }
 
 enum class cdf_rule { step, trapezoid };
+/// Number of cdf_rule values (they are 0 .. cdf_rule_count - 1).
+inline constexpr std::size_t cdf_rule_count = 2;
 
 /// W1 between two CDFs tabulated on the ascending grid x.
 inline double wasserstein1_cdf(const std::vector<double>& x, const std::vector<double>& f, const std::vector<double>& g,

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <bitset>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -118,6 +119,8 @@ struct tree_ref {
 
 struct tree_difference {
   enum class kind : std::uint8_t { only_in_a, only_in_b };
+  /// Number of kind values (they are 0 .. kind_count - 1).
+  static constexpr std::size_t kind_count = 2;
   kind what = kind::only_in_a;
   std::uint32_t node = 0;      ///< node in the tree of that side
   std::uint32_t parent_a = 0;  ///< the matched pair under which it was found

@@ -46,6 +46,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -57,6 +58,7 @@
 #include <utility>
 #include <vector>
 
+#include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/csv_reader.hpp"
@@ -69,6 +71,8 @@ namespace failslow::trace {
 
 /// Where a trace's rank came from.
 enum class rank_source : std::uint8_t { stated, mapping, assumed, table, file_name, unknown };
+/// Number of rank_source values (they are 0 .. rank_source_count - 1).
+inline constexpr std::size_t rank_source_count = 6;
 
 constexpr const char* to_string(rank_source s) noexcept {
   switch (s) {
@@ -87,6 +91,8 @@ constexpr const char* to_string(rank_source s) noexcept {
   }
   return "unknown";
 }
+static_assert(failslow::detail::enum_count_matches<rank_source>(rank_source_count),
+              "rank_source_count is not the number of rank_source values");
 
 struct rank_trace {
   std::int32_t rank = -1;

@@ -66,9 +66,6 @@ inline std::string_view raw_string_text(const char* raw) noexcept {
 /// int64 range (malformed numbers throw).
 enum class kineto_num : std::uint8_t { ok, type, range };
 
-/// Number of kineto_num values.
-inline constexpr std::size_t kineto_num_count = 3;
-
 /// The document of one read and its errors (see the synopsis above).
 class kineto_input {
  public:
