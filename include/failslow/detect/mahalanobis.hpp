@@ -188,7 +188,7 @@ template <class Derived>
 mahalanobis_model fit_mahalanobis(const Eigen::MatrixBase<Derived>& x, const mahalanobis_options& o = {}) {
   using Eigen::Index;
   detail::check_mahalanobis_options(o);
-  const Eigen::MatrixXd xd = x.template cast<double>();
+  const Eigen::MatrixXd& xd = x.template cast<double>();  // no copy when x is a MatrixXd already
   const Index n = xd.rows(), d = xd.cols();
   if (n < 2) throw invalid_argument("mahalanobis: needs at least 2 workers, got " + std::to_string(n));
   if (d < 1) throw invalid_argument("mahalanobis: needs at least 1 feature");

@@ -518,7 +518,7 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
 template <class = void>
 inline job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
                                                 std::string_view source = "<fsum>") {
-  job_model_builder b(options);
+  job_model_builder b(std::move(options));
   b.add_summaries(bytes, std::string(source));
   return b.finish();
 }

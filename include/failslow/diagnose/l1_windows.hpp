@@ -428,7 +428,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
     r.ratio = r.observed_ns / b;
     r.z = (std::log(r.observed_ns) - lb) / s;
     r.job_slowdown = total > 0 ? excess / total : 0;
-    spikes.assign(1, std::move(r));
+    spikes.assign(1, r);
   }
   out.windows = std::move(others);
   out.windows.insert(out.windows.end(), spikes.begin(), spikes.end());

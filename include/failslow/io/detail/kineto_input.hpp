@@ -127,7 +127,7 @@ class kineto_input {
   }
 
   /// Content after the top-level value: the document must be exhausted.
-  void check_end(simdjson::ondemand::document& doc) {
+  void check_end(simdjson::ondemand::document& doc) const {
     const char* p = nullptr;
     if (!doc.current_location().get(p)) fail_at(p, "the end of the document after the top-level value");
   }
