@@ -1,5 +1,5 @@
 # ctest driver for the consumer test: -DMODE=add_subdirectory|find_package|pkg_config
-# -DFAILSLOW_SOURCE_DIR -DWORK_DIR -DCXX_COMPILER -DGENERATOR
+# -DFAILSLOW_SOURCE_DIR -DWORK_DIR -DCXX_COMPILER -DGENERATOR -DWITH_CUPTI (ON: check failslow::cupti)
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -14,16 +14,17 @@ endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(consumer_src "${FAILSLOW_SOURCE_DIR}/tests/consumer")
 set(common -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
+set(components -DFAILSLOW_WITH_CUPTI=${WITH_CUPTI})  # the component the consumer links when built
 
 if(MODE STREQUAL "add_subdirectory")
   run(${CMAKE_COMMAND} ${common} -S ${consumer_src} -B ${WORK_DIR}/build
-      -DFAILSLOW_CONSUME=add_subdirectory -DFAILSLOW_SOURCE_DIR=${FAILSLOW_SOURCE_DIR})
+      -DFAILSLOW_CONSUME=add_subdirectory -DFAILSLOW_SOURCE_DIR=${FAILSLOW_SOURCE_DIR} ${components})
 else()
   # Install failslow alone (no tests, no examples) into a temporary prefix.
   set(prefix "${WORK_DIR}/prefix")
   run(${CMAKE_COMMAND} ${common} -S ${FAILSLOW_SOURCE_DIR} -B ${WORK_DIR}/failslow-build
       -DFAILSLOW_BUILD_TESTS=OFF -DFAILSLOW_BUILD_EXAMPLES=OFF -DFAILSLOW_HEADER_CHECK=OFF
-      -DCMAKE_INSTALL_PREFIX=${prefix})
+      -DCMAKE_INSTALL_PREFIX=${prefix} ${components})
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/failslow-build)  # failslow::compiled
   run(${CMAKE_COMMAND} --install ${WORK_DIR}/failslow-build)
   foreach(f include/failslow/failslow.hpp share/cmake/failslow/failslowConfig.cmake
@@ -54,3 +55,10 @@ run(${WORK_DIR}/build/consumer)
 message(STATUS "${last_output}")
 run(${WORK_DIR}/build/consumer_compiled)
 message(STATUS "${last_output}")
+if(WITH_CUPTI)
+  if(NOT EXISTS "${WORK_DIR}/build/consumer_cupti")
+    message(FATAL_ERROR "failslow was built with CUPTI but the consumer found no failslow::cupti")
+  endif()
+  run(${WORK_DIR}/build/consumer_cupti)
+  message(STATUS "${last_output}")
+endif()
