@@ -114,6 +114,45 @@ TEST_CASE("value reader files: plain, gzip, missing, a directory") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("file_stream: plain and gzip files piece by piece, the same errors as file_bytes") {
+  const auto dir = scratch_dir();
+  const std::string plain = (dir / "s.fsum").string(), gz = (dir / "s.fsum.gz").string();
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += static_cast<char>(i * 7 % 251);  // binary, > one piece
+  io::write_file_atomically(plain, text);
+  {
+    gzFile f = gzopen(gz.c_str(), "wb");
+    REQUIRE(f);
+    REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+    REQUIRE(gzclose(f) == Z_OK);
+  }
+  for (const auto& path : {plain, gz}) {
+    io::detail::file_stream s(path);
+    std::string back;
+    char piece[4096];
+    for (std::size_t n; (n = s.read(piece, sizeof piece)) > 0;) back.append(piece, n);
+    CHECK(back == text);
+    CHECK(s.offset() == text.size());
+  }
+  CHECK_THROWS_WITH(io::detail::file_stream((dir / "absent.fsum").string()),
+                    Catch::Contains("absent.fsum") && Catch::Contains("No such file"));
+  CHECK_THROWS_WITH(io::detail::file_stream(dir.string()), Catch::Contains("is a directory"));
+  {
+    std::ifstream in(gz, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    io::write_file_atomically(gz, bytes.substr(0, bytes.size() / 2));
+  }
+  io::detail::file_stream cut(gz);
+  char piece[4096];
+  CHECK_THROWS_AS(
+      [&] {
+        while (cut.read(piece, sizeof piece) > 0) {
+        }
+      }(),
+      parse_error);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("output_file leaves no partial file") {
   const auto dir = scratch_dir();
   const std::string path = (dir / "out.txt").string();

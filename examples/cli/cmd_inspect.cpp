@@ -17,6 +17,7 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/core/kernel_class.hpp>
 #include <failslow/detect/robust_score.hpp>
+#include <failslow/io/detail/file_bytes.hpp>
 #include <failslow/stats/descriptive.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/idle.hpp>
@@ -24,7 +25,6 @@
 #include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -59,13 +59,17 @@ nlohmann::json class_json(const failslow::trace::class_times& c) {
   return {{"compute", c.compute_ns}, {"communication", c.communication_ns}, {"memory", c.memory_ns}};
 }
 
-bool is_fsum(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".fsum") == 0; }
+bool is_fsum(const std::string& path) {  // .fsum or .fsum.gz, as load_job takes them
+  const auto ends_with = [&path](std::string_view end) {
+    return path.size() > end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0;
+  };
+  return ends_with(".fsum") || ends_with(".fsum.gz");
+}
 
 void inspect_summaries(const inspect_options& o) {
   using namespace failslow;
   if (o.paths.size() != 1) throw invalid_argument("inspect: give one .fsum file at a time");
-  std::ifstream f(o.paths.front(), std::ios::binary);
-  if (!f) throw invalid_argument("inspect: cannot open '" + o.paths.front() + "'");
+  io::detail::file_stream f(o.paths.front());  // .fsum or gzipped .fsum
   const auto& classifier = kernel_classifier::defaults();
   struct rank_totals {
     std::uint64_t windows = 0, events = 0, skipped = 0, subsampled = 0;
@@ -111,14 +115,10 @@ void inspect_summaries(const inspect_options& o) {
   };
   compress::summary_decoder decoder(o.paths.front());
   std::string chunk(std::size_t{4} << 20, '\0');
-  while (f) {
-    f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto n = static_cast<std::size_t>(f.gcount());
-    if (n == 0) break;
+  for (std::size_t n; (n = f.read(chunk.data(), chunk.size())) > 0;) {
     bytes += n;
     decoder.feed(std::string_view(chunk.data(), n), fold);
   }
-  if (f.bad()) throw invalid_argument("inspect: cannot read '" + o.paths.front() + "'");
   decoder.finish(fold);
   const auto& d = decoder.state();
   auto name_of = [&](name_id id) { return name_in(d, id); };

@@ -5,6 +5,7 @@
 //   loaded_job load_job(paths, options)
 //   paths: trace files and folders (Kineto .json/.json.gz, CSV/TSV kernel tables, Nsight
 //   .sqlite; trace/trace_set.hpp reads them on options.threads threads), or .fsum summary files
+//   (.fsum.gz too: read piece by piece, gunzipped, by io/detail/file_bytes.hpp's file_stream)
 //   (compress/codec.hpp, read in 4 MiB chunks and decoded window by window, so memory is that
 //   of the model whatever the file's length; several files are one job, e.g. one per node). A file that cannot be read
 //   is reported in the notes and the rest is diagnosed. Ranks: trace/trace_set.hpp's rule
@@ -39,6 +40,7 @@
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l4_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
+#include "failslow/io/detail/file_bytes.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/trace_set.hpp"
 
@@ -62,7 +64,12 @@ struct loaded_job {
 
 namespace detail {
 
-inline bool is_fsum_path(std::string_view p) { return p.size() > 5 && p.substr(p.size() - 5) == ".fsum"; }
+inline bool is_fsum_path(std::string_view p) {
+  const auto ends_with = [p](std::string_view end) {
+    return p.size() > end.size() && p.substr(p.size() - end.size()) == end;
+  };
+  return ends_with(".fsum") || ends_with(".fsum.gz");
+}
 
 }  // namespace detail
 
@@ -98,13 +105,8 @@ inline loaded_job load_job(const std::vector<std::string>& paths, const load_opt
   if (fsum > 0) {
     job_model_builder b(opt);
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(paths[i].c_str(), "rb"), std::fclose);
-      if (!f) throw invalid_argument("cannot open " + paths[i]);
-      b.add_summary_stream(paths[i], [&](char* buffer, std::size_t capacity) {
-        const std::size_t n = std::fread(buffer, 1, capacity, f.get());
-        if (n < capacity && std::ferror(f.get())) throw invalid_argument("cannot read " + paths[i]);
-        return n;
-      });
+      io::detail::file_stream f(paths[i]);  // .fsum or gzipped .fsum
+      b.add_summary_stream(paths[i], [&f](char* buffer, std::size_t capacity) { return f.read(buffer, capacity); });
       if (options.progress) options.progress(i + 1, paths.size());
     }
     out.model = b.finish();
