@@ -61,8 +61,8 @@
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/name_table.hpp"
-#include "failslow/io/csv_reader.hpp"
 #include "failslow/core/parallel_for.hpp"
+#include "failslow/io/csv_reader.hpp"
 #include "failslow/io/kineto_reader.hpp"
 #include "failslow/io/nsys_reader.hpp"
 #include "failslow/io/trace_data.hpp"
@@ -250,14 +250,14 @@ inline trace_set load_trace_set(const std::vector<std::string>& paths, const tra
           loaded[i].push_back(io::read_nsys_sqlite(files[i], set.names));
           break;
       }
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
     if (options.progress) {
       const std::lock_guard<std::mutex> lock(progress_mutex);
       options.progress(++done, share.size());
     }
   });
-    } catch (...) {
-      errors[i] = std::current_exception();
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (!errors[i]) continue;
     if (!options.skip_unreadable) std::rethrow_exception(errors[i]);
