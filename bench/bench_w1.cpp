@@ -1,6 +1,7 @@
 // Wasserstein-1 matrices: quantile-vector form against scipy.spatial.distance.cdist(cityblock)
-// (bench/peers/w1_cdist.py), exact sample form against a Python loop of
-// scipy.stats.wasserstein_distance (bench/peers/w1_exact_loop.py), on 1 and 2 threads; between
+// (bench/peers/w1_cdist.py), its condensed triangle (double or float) against pdist, exact
+// sample form against a Python loop of scipy.stats.wasserstein_distance
+// (bench/peers/w1_exact_loop.py), on 1 and 2 threads; between
 // reconstructed summaries (quantile_grid.hpp) against numpy CDF inversion + cdist
 // (bench/peers/w1_summaries.py); the quantile vectors alone and the closed-form lognormal pair.
 #include <benchmark/benchmark.h>
@@ -50,6 +51,36 @@ BENCHMARK(BM_w1_matrix_quantiles)
     ->Args({1000, 1})
     ->Args({1000, 2})
     ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The condensed upper triangle (scipy's pdist layout), double (arg 2 = 0) or float (1): the
+// same pairs, a half or a quarter of the full matrix's memory. Peer: pdist(..., 'cityblock') / K.
+void BM_w1_condensed_quantiles(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto threads = static_cast<unsigned>(state.range(1));
+  const bool as_float = state.range(2) != 0;
+  const auto q = sorted_rows(n, 256);
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (as_float)
+      benchmark::DoNotOptimize(failslow::stats::w1_condensed_quantiles<float>(q, threads));
+    else
+      benchmark::DoNotOptimize(failslow::stats::w1_condensed_quantiles<double>(q, threads));
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const double pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
+  state.counters["pairs_per_s"] =
+      benchmark::Counter(pairs * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  if (n == 1000)
+    failslow_bench::report_peer(state, "w1_cdist.py", "1000 256 pdist",
+                                seconds / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_w1_condensed_quantiles)
+    ->ArgsProduct({{1000}, {1}, {0, 1}})
+    ->Args({10000, 2, 0})
+    ->Args({10000, 2, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -28,21 +28,21 @@ TEST_CASE("normal_quantile (AS 241) matches the 50-digit quantile from 1e-300 to
   REQUIRE(p.size() > 600);
   double worst = 0;
   for (std::size_t i = 0; i < p.size(); ++i) {
-    const double got = detail::normal_quantile(p[i]);
+    const double got = stats::detail::normal_quantile(p[i]);
     INFO("p " << p[i]);
     CHECK(close(got, z[i], 1e-15, 1e-300));
     if (z[i] != 0) worst = std::max(worst, std::fabs(got - z[i]) / std::fabs(z[i]));
   }
   INFO("worst relative error " << worst);
   CHECK(worst < 1e-15);
-  CHECK(detail::normal_quantile(0.5) == 0.0);
-  CHECK(detail::normal_quantile(0.99) == Approx(z_099).epsilon(1e-15));
-  CHECK(detail::normal_quantile(0.0) == -std::numeric_limits<double>::infinity());
-  CHECK(detail::normal_quantile(1.0) == std::numeric_limits<double>::infinity());
-  CHECK(std::isnan(detail::normal_quantile(std::numeric_limits<double>::quiet_NaN())));
+  CHECK(stats::detail::normal_quantile(0.5) == 0.0);
+  CHECK(stats::detail::normal_quantile(0.99) == Approx(z_099).epsilon(1e-15));
+  CHECK(stats::detail::normal_quantile(0.0) == -std::numeric_limits<double>::infinity());
+  CHECK(stats::detail::normal_quantile(1.0) == std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(stats::detail::normal_quantile(std::numeric_limits<double>::quiet_NaN())));
   // Symmetric where 1 - p is exact: Phi^-1(1 - p) = -Phi^-1(p).
   for (const double q : {1e-3, 0.01, 0.07, 0.2, 0.3125}) {
-    CHECK(detail::normal_quantile(1 - q) == Approx(-detail::normal_quantile(q)).epsilon(1e-15));
+    CHECK(stats::detail::normal_quantile(1 - q) == Approx(-stats::detail::normal_quantile(q)).epsilon(1e-15));
   }
 }
 

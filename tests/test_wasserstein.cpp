@@ -177,9 +177,26 @@ TEST_CASE("W1 matrices: every form agrees with pairwise W1, any thread count") {
   }
   CHECK_THROWS_AS(w1_matrices_within_groups(q, {{0, 23}}), domain_error);
   CHECK(w1_matrix_quantiles(q, 0) == qm1);  // threads = 0: every core, the same matrix
+  // The condensed triangle in pdist's order: the full matrix's entries (float: rounded once).
+  const auto n = static_cast<std::size_t>(q.rows());
+  const auto c1 = w1_condensed_quantiles(q, 1), c3 = w1_condensed_quantiles(q, 3);
+  const auto f2 = w1_condensed_quantiles<float>(q, 2);
+  REQUIRE(static_cast<std::size_t>(c1.size()) == n * (n - 1) / 2);
+  REQUIRE(static_cast<std::size_t>(f2.size()) == n * (n - 1) / 2);
+  CHECK(c1 == c3);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j, ++at) {
+      REQUIRE(condensed_index(n, i, j) == at);
+      const double full = qm1(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+      CHECK(c1(static_cast<Eigen::Index>(at)) == full);
+      CHECK(f2(static_cast<Eigen::Index>(at)) == static_cast<float>(full));
+    }
+  CHECK(w1_condensed_quantiles(q.topRows(1)).size() == 0);  // one row: no pair
   quantile_matrix bad = q;
   bad(3, 3) = std::nan("");
   CHECK_THROWS_AS(w1_matrix_quantiles(bad), domain_error);
+  CHECK_THROWS_AS(w1_condensed_quantiles<float>(bad), domain_error);
   std::vector<std::vector<double>> with_empty = sets;
   with_empty[4].clear();
   CHECK_THROWS_AS(w1_matrix_samples(with_empty, 2), invalid_argument);
@@ -213,7 +230,7 @@ TEST_CASE("quantile grid: z_k are the normal quantiles of the midpoints, symmetr
     for (std::size_t i = 0; i < k; ++i) {
       CHECK(g.u()[i] == Approx((static_cast<double>(i) + 0.5) / static_cast<double>(k)).epsilon(1e-15));
       CHECK(g.z()[i] == -g.z()[k - 1 - i]);
-      CHECK(detail::normal_cdf(g.z()[i]) == Approx(g.u()[i]).epsilon(1e-14));
+      CHECK(stats::detail::normal_cdf(g.z()[i]) == Approx(g.u()[i]).epsilon(1e-14));
     }
   }
   CHECK_THROWS_AS(quantile_grid(0), invalid_argument);

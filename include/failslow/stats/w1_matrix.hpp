@@ -9,6 +9,10 @@
 //     w1_matrix_samples(samples, threads)  exact W1 between raw sample sets (any sizes)
 //     w1_matrix_summaries(summaries, K, truncated, threads)  quantile vectors of the
 //                                       reconstructed lognormal mixtures, then as above
+//   For 10^4+ rows, where faulting in the full N^2 doubles costs more than computing them:
+//     w1_condensed_quantiles<T>(Q, threads)  the pairs i < j only, N (N - 1) / 2 entries in
+//                                       scipy pdist's order (condensed_index(N, i, j)), T = double
+//                                       (the full matrix's entries) or float (those, rounded)
 //   and, for group-aware comparison at 10^4+ ranks where the full matrix is not wanted,
 //     w1_matrices_within_groups(Q, groups, threads)  one small matrix per group of row
 //                                       indices (e.g. the DP groups of core/topology.hpp).
@@ -22,7 +26,7 @@
 //   tiles of the quantile form, rows otherwise); there is no hidden thread pool.
 // Complexity: quantile form O(N^2 K / 2); samples O(N n log n + N^2 n / 2) for N sets of n.
 // Accuracy: quantile form equal bit for bit to wasserstein1_quantiles (see wasserstein.hpp),
-//   whatever the target, blocking or thread count; samples exact.
+//   whatever the target, blocking or thread count (float: that value rounded once); samples exact.
 // Errors: empty inputs, NaN/Inf, group indices out of range throw
 //   failslow::invalid_argument / failslow::domain_error.
 #pragma once
@@ -34,6 +38,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -105,18 +110,15 @@ inline void l1_block(const double* a, const double* b, std::size_t k, double (&o
 }
 #endif
 
-// W1 of the pairs i < j with i in [i0, i1) and j in [j0, j1), into both triangles of d. Each
-// group of l1_rows_b later rows stays in L1 while the tile's earlier rows stream past from L2;
-// blocks that cross the diagonal or the tile's edge go pair by pair.
+// The L1 distance of the pairs i < j with i in [i0, i1) and j in [j0, j1), each handed to
+// put(i, j, l1) once. Each group of l1_rows_b later rows stays in L1 while the tile's earlier
+// rows stream past from L2; blocks that cross the diagonal or the tile's edge go pair by pair.
+template <class Put>
 inline void l1_tile(const quantile_matrix& q, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
-                    Eigen::MatrixXd& d) {
+                    Put&& put) {
   constexpr std::size_t ra = l1_rows_a, rb = l1_rows_b;
   const auto k = static_cast<std::size_t>(q.cols());
   const double* x = q.data();
-  const auto put = [&](std::size_t i, std::size_t j, double l1) {
-    const auto ii = static_cast<Eigen::Index>(i), jj = static_cast<Eigen::Index>(j);
-    d(ii, jj) = d(jj, ii) = l1 / static_cast<double>(k);  // as wasserstein1_quantiles
-  };
   for (std::size_t jb = j0; jb < j1; jb += rb) {
     const std::size_t je = std::min(jb + rb, j1);
     for (std::size_t ib = i0; ib < i1 && ib + 1 < je; ib += ra) {
@@ -134,6 +136,23 @@ inline void l1_tile(const quantile_matrix& q, std::size_t i0, std::size_t i1, st
   }
 }
 
+// put(i, j, l1) for every pair i < j of rows of q, over square tiles of the upper triangle (each
+// pair in exactly one) on `threads` threads. A tile's rows take about 256 KiB (128 rows at
+// K = 256), so the rows a tile streams stay in L2; a multiple of 8 rows keeps every register
+// block inside a tile.
+template <class Put>
+inline void l1_pairs(const quantile_matrix& q, unsigned threads, Put&& put) {
+  const auto n = static_cast<std::size_t>(q.rows()), k = static_cast<std::size_t>(q.cols());
+  const std::size_t rows = std::clamp<std::size_t>(32768 / k, 16, 256) / 8 * 8;
+  std::vector<std::pair<std::size_t, std::size_t>> tiles;  // first rows of the two blocks
+  for (std::size_t i0 = 0; i0 < n; i0 += rows)
+    for (std::size_t j0 = i0; j0 < n; j0 += rows) tiles.emplace_back(i0, j0);
+  parallel_for(tiles.size(), threads, [&](std::size_t t) {
+    const auto [i0, j0] = tiles[t];
+    l1_tile(q, i0, std::min(i0 + rows, n), j0, std::min(j0 + rows, n), put);
+  });
+}
+
 inline void check_quantile_matrix(const quantile_matrix& q) {
   if (q.rows() == 0 || q.cols() == 0) throw invalid_argument("w1_matrix: no quantile vectors");
   if (!q.allFinite()) throw domain_error("w1_matrix: quantile vectors contain NaN or infinity");
@@ -144,21 +163,38 @@ inline void check_quantile_matrix(const quantile_matrix& q) {
 /// W1 matrix of the quantile vectors in the rows of q.
 inline Eigen::MatrixXd w1_matrix_quantiles(const quantile_matrix& q, unsigned threads = 1) {
   detail::check_quantile_matrix(q);
-  const auto n = static_cast<std::size_t>(q.rows()), k = static_cast<std::size_t>(q.cols());
-  // Square tiles of the upper triangle, each pair in exactly one; a tile's rows take about
-  // 256 KiB (128 rows at K = 256), so the rows a tile streams stay in L2. A multiple of 8 rows
-  // keeps every register block inside a tile.
-  const std::size_t rows = std::clamp<std::size_t>(32768 / k, 16, 256) / 8 * 8;
-  std::vector<std::pair<std::size_t, std::size_t>> tiles;  // first rows of the two blocks
-  for (std::size_t i0 = 0; i0 < n; i0 += rows)
-    for (std::size_t j0 = i0; j0 < n; j0 += rows) tiles.emplace_back(i0, j0);
+  const auto k = static_cast<double>(q.cols());
   Eigen::MatrixXd d(q.rows(), q.rows());  // the tiles write every entry off the diagonal
   d.diagonal().setZero();
-  parallel_for(tiles.size(), threads, [&](std::size_t t) {
-    const auto [i0, j0] = tiles[t];
-    detail::l1_tile(q, i0, std::min(i0 + rows, n), j0, std::min(j0 + rows, n), d);
+  detail::l1_pairs(q, threads, [&](std::size_t i, std::size_t j, double l1) {
+    const auto ii = static_cast<Eigen::Index>(i), jj = static_cast<Eigen::Index>(j);
+    d(ii, jj) = d(jj, ii) = l1 / k;  // as wasserstein1_quantiles
   });
   return d;
+}
+
+/// Position of the pair (i, j), i < j < n, in a condensed upper triangle: row by row, as
+/// scipy.spatial.distance.pdist orders it.
+constexpr std::size_t condensed_index(std::size_t n, std::size_t i, std::size_t j) noexcept {
+  return n * i - i * (i + 1) / 2 + (j - i - 1);
+}
+
+/// The upper triangle of w1_matrix_quantiles(q) without the diagonal, n (n - 1) / 2 entries in
+/// condensed_index order (scipy's pdist layout), as double (equal to the full matrix's entries)
+/// or float (those entries rounded to float): a half, or a quarter, of the full matrix's memory,
+/// which at 10^4 rows and beyond costs more to fault in than to compute.
+template <class T = double>
+Eigen::Matrix<T, Eigen::Dynamic, 1> w1_condensed_quantiles(const quantile_matrix& q, unsigned threads = 1) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "w1_condensed_quantiles: double or float");
+  detail::check_quantile_matrix(q);
+  const auto n = static_cast<std::size_t>(q.rows());
+  const auto k = static_cast<double>(q.cols());
+  Eigen::Matrix<T, Eigen::Dynamic, 1> c(static_cast<Eigen::Index>(n * (n - 1) / 2));  // every entry written
+  T* out = c.data();
+  detail::l1_pairs(q, threads, [&](std::size_t i, std::size_t j, double l1) {
+    out[condensed_index(n, i, j)] = static_cast<T>(l1 / k);  // the full matrix's entry, then rounded
+  });
+  return c;
 }
 
 /// Exact W1 matrix of raw sample sets.
