@@ -1,7 +1,8 @@
 // failslow classify: compute / communication / memory for kernel names (arguments or stdin).
 #include <failslow/core/kernel_class.hpp>
-#include <fstream>
+#include <failslow/io/detail/file_bytes.hpp>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,9 @@ struct classify_options {
 void run(const classify_options& o) {
   auto classifier = failslow::kernel_classifier::defaults();
   for (const auto& path : o.rule_files) {
-    std::ifstream in(path);
-    if (!in) throw failslow::invalid_argument("cannot open rule file " + path);
+    // Read as every file is (io/detail/file_bytes.hpp: the reason it cannot be, gzip works).
+    const auto bytes = failslow::io::detail::file_bytes::open(path);
+    std::istringstream in{std::string(bytes.view())};
     failslow::kernel_classifier user;
     failslow::parse_classification_rules(in, user, path);
     // A user's rules take precedence over the defaults, in file order.
