@@ -68,6 +68,7 @@ struct clock_alignment {
 
 /// Offsets from already matched instances (e.g. with point-to-point pairs between pipeline
 /// stages, which link stages that share no group collective).
+template <class = void>
 inline clock_alignment estimate_clock_offsets(const trace_set& set, const collective_matching& matching,
                                               const clock_align_options& options = {}) {
   clock_alignment out;
@@ -207,12 +208,14 @@ inline clock_alignment estimate_clock_offsets(const trace_set& set, const collec
 }
 
 /// Offsets from the instances match_collectives finds without partners.
+template <class = void>
 inline clock_alignment estimate_clock_offsets(const trace_set& set, const clock_align_options& options = {}) {
   return estimate_clock_offsets(set, match_collectives(set), options);
 }
 
 /// Shifts every event of every trace by -offset (aligned time = local time - offset).
 /// Events that would leave [0, 2^63) are clamped to it.
+template <class = void>
 inline void apply_clock_offsets(trace_set& set, const clock_alignment& a) {
   for (const auto& c : a.traces) {
     if (c.trace >= set.traces.size() || c.offset_ns == 0) continue;

@@ -72,6 +72,7 @@ struct collective_matching {
   std::uint64_t pairs = 0;  ///< point-to-point instances
 };
 
+template <class = void>
 inline collective_matching match_collectives(const trace_set& set, const collective_match_options& options = {}) {
   collective_matching out;
   const std::size_t n = set.traces.size();

@@ -95,6 +95,7 @@ struct idle_report {
 
 namespace detail {
 // Length of the union of intervals clipped to [lo, hi).
+template <class = void>
 inline std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv, std::int64_t lo,
                                  std::int64_t hi) {
   std::sort(iv.begin(), iv.end());
@@ -118,6 +119,7 @@ inline std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_
 }
 }  // namespace detail
 
+template <class = void>
 inline idle_report analyze_idle(const io::trace_data& trace, const idle_options& options = {}) {
   if (options.kernel_wait_ns < 0 || options.stall_min_gap_ns < 0 || !(options.stall_busy_fraction >= 0) ||
       options.stall_busy_fraction > 1)

@@ -109,6 +109,7 @@ inline bool pg_ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
+template <class = void>
 inline pg_reading read_pg_description(std::string_view desc) {
   using D = parallel_dim;
   pg_reading r;
@@ -164,6 +165,7 @@ inline pg_reading read_pg_description(std::string_view desc) {
 }
 
 /// "[0, 2, 4, ..., 14] (8 ranks)" style, at most `max_shown` ranks.
+template <class = void>
 inline std::string pg_rank_text(const std::vector<int>& ranks, std::size_t max_shown = 8) {
   std::string s = "[";
   for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -204,6 +206,7 @@ struct pg_kind {
 
 inline std::string pg_kind_label(const pg_kind& k) { return k.desc.empty() ? "(no description)" : k.desc; }
 
+template <class = void>
 inline std::string pg_sizes_text(const std::vector<std::vector<int>>& groups) {
   std::set<std::size_t> sizes;
   for (const auto& g : groups) sizes.insert(g.size());
@@ -219,6 +222,7 @@ inline std::string pg_count_text(std::size_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
+template <class = void>
 inline std::string pg_order_text(const std::array<parallel_dim, parallel_dim_count>& order) {
   std::string s;
   for (parallel_dim d : order) {
@@ -228,6 +232,7 @@ inline std::string pg_order_text(const std::array<parallel_dim, parallel_dim_cou
   return s;
 }
 
+template <class = void>
 inline std::string pg_sizes_line(const std::array<int, parallel_dim_count>& sz) {
   std::string s;
   for (parallel_dim d : all_parallel_dims) {
@@ -275,6 +280,7 @@ struct pg_score {
 
 /// The layout under which the pooled process groups of `infos` are the groups of their
 /// dimensions; nullopt when there is none or nothing to go by (see the file synopsis).
+template <class = void>
 inline std::optional<inferred_topology> infer_topology(const std::vector<io::distributed_info>& infos) {
   using namespace detail;
   constexpr std::size_t n_dims = static_cast<std::size_t>(parallel_dim_count);

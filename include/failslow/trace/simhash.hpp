@@ -73,6 +73,7 @@ inline double simhash_similarity(std::uint64_t a, std::uint64_t b) noexcept {
 }
 
 namespace detail {
+template <class = void>
 inline std::uint64_t simhash_range(const trace_tree& t, std::uint32_t first, std::uint32_t last,
                                    std::uint32_t base_depth, const std::vector<event>& events,
                                    const name_table& names) {
@@ -89,17 +90,20 @@ inline std::uint64_t simhash_range(const trace_tree& t, std::uint32_t first, std
 }
 }  // namespace detail
 
+template <class = void>
 inline std::uint64_t subtree_simhash(const trace_tree& t, std::uint32_t node, const std::vector<event>& events,
                                      const name_table& names) {
   if (node >= t.size()) throw invalid_argument("subtree_simhash: node out of range");
   return detail::simhash_range(t, node, node + t[node].subtree_size, t[node].depth, events, names);
 }
 
+template <class = void>
 inline std::uint64_t tree_simhash(const trace_tree& t, const std::vector<event>& events, const name_table& names) {
   return detail::simhash_range(t, 0, static_cast<std::uint32_t>(t.size()), 0, events, names);
 }
 
 /// Nodes whose event is named `name`.
+template <class = void>
 inline std::vector<std::uint32_t> find_named(const trace_tree& t, const std::vector<event>& events,
                                              const name_table& names, std::string_view name) {
   std::vector<std::uint32_t> out;
@@ -132,6 +136,7 @@ struct tree_comparison {
   std::vector<tree_difference> differences;
 };
 
+template <class = void>
 inline tree_comparison compare_subtrees(const tree_ref& a, std::uint32_t node_a, const tree_ref& b,
                                         std::uint32_t node_b) {
   if (node_a >= a.tree.size() || node_b >= b.tree.size()) throw invalid_argument("compare_subtrees: node out of range");

@@ -104,6 +104,7 @@ struct device_time {
   std::vector<name_time> by_name;  ///< names that label GPU activities, in id order
 };
 
+template <class = void>
 inline device_time device_time_by_class(const io::trace_data& trace, const name_table& names,
                                         const kernel_classifier& classifier = kernel_classifier::defaults()) {
   device_time out;
@@ -158,6 +159,7 @@ struct step_breakdown {
 namespace detail {
 
 // Class of every name id that labels a GPU activity, classified once per id.
+template <class = void>
 inline std::vector<std::int8_t> classes_of_names(const io::trace_data& trace, const name_table& names,
                                                  const kernel_classifier& classifier) {
   std::vector<std::int8_t> cls;
@@ -171,6 +173,7 @@ inline std::vector<std::int8_t> classes_of_names(const io::trace_data& trace, co
 
 // Phases into `out`, most time first (ties by name, for a deterministic order), at most
 // options.max_phases; a range with no compute inside it is no phase.
+template <class = void>
 inline void keep_phases(const std::vector<name_id>& slot_name, std::vector<std::vector<double>>& sums,
                         const name_table& names, const step_breakdown_options& options, step_breakdown& out) {
   std::vector<std::size_t> idx(sums.size());
@@ -193,6 +196,7 @@ inline void keep_phases(const std::vector<name_id>& slot_name, std::vector<std::
 }
 
 // The breakdown of a trace without GPU activity, from its host operators (file synopsis).
+template <class = void>
 inline void breakdown_from_host(const io::trace_data& trace, const step_map& steps, const name_table& names,
                                 const step_breakdown_options& options, step_breakdown& out) {
   out.from_host = true;
@@ -256,6 +260,7 @@ inline void breakdown_from_host(const io::trace_data& trace, const step_map& ste
 
 }  // namespace detail
 
+template <class = void>
 inline step_breakdown breakdown_steps(const io::trace_data& trace, const step_map& steps, const name_table& names,
                                       const step_breakdown_options& options = {}) {
   step_breakdown out;

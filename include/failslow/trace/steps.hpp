@@ -67,6 +67,7 @@ inline std::optional<std::int64_t> profiler_step_number(std::string_view name) n
   return n;
 }
 
+template <class = void>
 inline step_map map_steps(const io::trace_data& trace, const name_table& names) {
   step_map out;
   const auto& ev = trace.events;
