@@ -100,6 +100,16 @@ inline l2_options default_link_options() {
   l2_options o;
   o.min_effect = 0.08;
   o.own_history = false;
+  o.min_step_share = 0;  // a transfer time is not a share of the step
+  return o;
+}
+
+/// L2's options for the stage test: a stage's compute against its own history (L2's defaults;
+/// the step-share floor is L2's, for ranks' phases).
+template <class = void>
+inline l2_options default_stage_options() {
+  l2_options o;
+  o.min_step_share = 0;
   return o;
 }
 
@@ -124,6 +134,7 @@ template <class = void>
 inline l2_options default_kernel_options() {
   l2_options o;
   o.min_effect = 0.01;
+  o.min_step_share = 0;  // W1 per launch is not a share of the step
   return o;
 }
 
@@ -132,7 +143,7 @@ struct l3_options {
   bool truncated = true;                          ///< reconstruct clusters truncated to their [min, max]
   l2_options kernels = default_kernel_options();  ///< the test on per-kernel W1 (its routing picks the groups)
   l2_options links = default_link_options();      ///< the test on transfer times of groups
-  l2_options stages;                              ///< the test on stages' compute time against their own history
+  l2_options stages = default_stage_options();    ///< the test on stages' compute time against their own history
   bool find_kernels = true, find_links = true, find_stages = true;
   /// Intra-worker charts (KAT 3.2.2): per rank and kernel key an EWMA of its relative W1 to
   /// the group, for slowdowns that grow before the cross-rank test sees them.
