@@ -202,6 +202,39 @@ TEST_CASE("W1 matrices: every form agrees with pairwise W1, any thread count") {
   CHECK_THROWS_AS(w1_matrix_samples(with_empty, 2), invalid_argument);
 }
 
+TEST_CASE("W1 matrices: every SIMD path this CPU has gives the baseline path's entries bit for bit") {
+  // 45 rows (register blocks, diagonal and edge blocks, two tiles at K = 259) and K = 259 (a
+  // tail past the eight lanes). Each path is forced; the ones the CPU lacks are refused.
+  using stats::detail::simd_path;
+  std::mt19937_64 rng(29);
+  std::lognormal_distribution<double> d(std::log(20e3), 0.3);
+  quantile_matrix q(45, 259);
+  for (Eigen::Index i = 0; i < q.rows(); ++i) {
+    for (Eigen::Index t = 0; t < q.cols(); ++t) q(i, t) = d(rng);
+    std::sort(q.row(i).data(), q.row(i).data() + q.cols());
+  }
+  const auto base = stats::detail::w1_matrix_quantiles_on(q, 1, simd_path::baseline);
+  const auto base_c = stats::detail::w1_condensed_quantiles_on<float>(q, 2, simd_path::baseline);
+  CHECK(w1_matrix_quantiles(q, 2) == base);  // the default path (best_simd_path)
+  for (std::size_t p = 0; p < stats::detail::simd_path_count; ++p) {
+    const auto path = static_cast<simd_path>(p);
+    CAPTURE(stats::detail::to_string(path));
+    if (!stats::detail::simd_path_supported(path)) {
+      CHECK_THROWS_AS(stats::detail::w1_matrix_quantiles_on(q, 1, path), invalid_argument);
+      continue;
+    }
+    CHECK(stats::detail::w1_matrix_quantiles_on(q, 1, path) == base);
+    CHECK(stats::detail::w1_matrix_quantiles_on(q, 3, path) == base);
+    CHECK(stats::detail::w1_condensed_quantiles_on<float>(q, 2, path) == base_c);
+  }
+  for (Eigen::Index i = 0; i < q.rows(); ++i)
+    for (Eigen::Index j = 0; j < q.rows(); ++j) {
+      std::vector<double> qi(q.row(i).data(), q.row(i).data() + q.cols());
+      std::vector<double> qj(q.row(j).data(), q.row(j).data() + q.cols());
+      CHECK(base(i, j) == wasserstein1_quantiles(qi, qj));
+    }
+}
+
 TEST_CASE("summaries: reconstruction keeps W1 to the empirical distribution small") {
   // Realistic kernel durations: two clusters; the reconstructed mixture's W1 to the raw sample,
   // relative to the mean, is what bench/README.md tabulates.
