@@ -147,6 +147,37 @@ TEST_CASE("binned KDE: direct and FFT convolution agree, weights respected") {
   }
 }
 
+TEST_CASE("binned KDE: every SIMD path this CPU has bins to the baseline path's bits") {
+  // Values past both ends (folded onto them), one exactly at hi, a count that is not a multiple
+  // of the 64-value blocks; with and without weights, direct and FFT convolution.
+  using stats::detail::simd_path;
+  std::mt19937_64 rng(41);
+  std::normal_distribution<double> d(0, 1.5);
+  std::vector<double> x(10007), w(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = d(rng);
+    w[i] = 0.25 + static_cast<double>(i % 7);
+  }
+  x[5] = 4;
+  const kde_grid grid{-4, 4, 513};
+  for (const double h : {0.05, 1.0}) {
+    const auto base = stats::detail::bin_and_convolve(x.data(), x.size(), nullptr, h, grid, {}, simd_path::baseline);
+    const auto base_w = stats::detail::bin_and_convolve(x.data(), x.size(), w.data(), h, grid, {}, simd_path::baseline);
+    CHECK(kde_binned(x, nullptr, h, grid) == base);  // the default path (best_simd_path)
+    for (std::size_t p = 0; p < stats::detail::simd_path_count; ++p) {
+      const auto path = static_cast<simd_path>(p);
+      CAPTURE(stats::detail::to_string(path), h);
+      if (!stats::detail::simd_path_supported(path)) {
+        CHECK_THROWS_AS(stats::detail::bin_and_convolve(x.data(), x.size(), nullptr, h, grid, {}, path),
+                        invalid_argument);
+        continue;
+      }
+      CHECK(stats::detail::bin_and_convolve(x.data(), x.size(), nullptr, h, grid, {}, path) == base);
+      CHECK(stats::detail::bin_and_convolve(x.data(), x.size(), w.data(), h, grid, {}, path) == base_w);
+    }
+  }
+}
+
 TEST_CASE("binned KDE refuses a grid too coarse, estimate_density widens it") {
   const std::vector<double> x = {0.0, 0.1, 0.2, 5.0};
   CHECK_THROWS_AS(kde_binned(x, nullptr, 0.01, kde_grid{-1, 6, 100}), invalid_argument);
