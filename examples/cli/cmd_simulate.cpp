@@ -39,6 +39,7 @@ struct simulate_options {
   std::string summaries;
   bool gzip = false;
   bool list = false;
+  bool calibrated = false;
   unsigned threads = 0;
 };
 
@@ -121,6 +122,7 @@ void run(simulate_options o) {
     return;
   }
   o.cfg.schedule = parse_pipeline_schedule(o.schedule);
+  if (o.calibrated) calibrate(o.cfg);
   const scenario sc = parse_scenario(o.scenario);
   if (!o.summaries.empty()) {
     if (o.gzip) throw failslow::invalid_argument("simulate: --gzip writes traces; --summaries writes none");
@@ -192,6 +194,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--severity", o->sopt.severity,
                   "scales each fault's excess effect: 1 + (f - 1) * severity, stalls likewise (default 1)");
   cmd->add_option("--noise", o->cfg.noise, "scales every jitter (default 1; 0 = exact base durations)");
+  cmd->add_flag("--calibrated", o->calibrated,
+                "host and model shape calibrated against real PyTorch traces (docs/simulator.md): the GPU idles "
+                "in places, kernels start within a few ms of their launch");
   cmd->add_option("--fault-rank", o->sopt.fault_rank, "rank of single-rank faults (default: drawn from the seed)");
   cmd->add_option("--out", o->out, "output folder (created); with --summaries, where truth.json goes");
   cmd->add_option("--summaries", o->summaries,

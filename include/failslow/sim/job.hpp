@@ -24,10 +24,10 @@
 //     host               the CPU side (host_config): cudaLaunchKernel time, the CPU time between
 //                        launches in forward (main thread) and backward (autograd thread), the
 //                        host work opening each step
-//   calibrated_job(): the defaults with the shape (2048 x 2048) and host_config::calibrated()
-//   calibrated against real PyTorch traces (docs/simulator.md). The plain defaults, which
-//   `failslow simulate` and the tests run, keep the earlier GPU-bound model (the host ~30x
-//   faster than the GPU).
+//   calibrate(cfg) / calibrated_job(): the shape 2048 x 2048 and host_config::calibrated(),
+//   calibrated against real PyTorch traces (docs/simulator.md; `failslow simulate
+//   --calibrated`). The plain defaults, which the tests and `failslow simulate` without the
+//   flag run, keep the earlier GPU-bound model (the host ~30x faster than the GPU).
 //   validate(cfg) checks everything and returns the topology.
 //   Model per micro-batch and stage: first stage adds the embedding (and its TP all-reduce),
 //   every layer runs LN, QKV GEMM, rotary, flash attention, projection GEMM, TP all-reduce,
@@ -107,13 +107,19 @@ struct job_config {
   host_config host{};
 };
 
-/// The default job calibrated against real traces (see the file synopsis and docs/simulator.md).
+/// Sets cfg's shape (2048 x 2048) and host to the values calibrated against real traces
+/// (docs/simulator.md); the layout, schedule, steps, seed and the rest stay.
+inline job_config& calibrate(job_config& cfg) noexcept {
+  cfg.seq_length = 2048;
+  cfg.hidden = 2048;
+  cfg.host = host_config::calibrated();
+  return cfg;
+}
+
+/// The default job, calibrated (calibrate).
 inline job_config calibrated_job() {
   job_config c;
-  c.seq_length = 2048;
-  c.hidden = 2048;
-  c.host = host_config::calibrated();
-  return c;
+  return calibrate(c);
 }
 
 /// Checks cfg and returns its topology (see the file synopsis for the errors).

@@ -8,11 +8,12 @@
 //   stage's forward/backward kernels per micro-batch in the 1F1B or GPipe order, TP
 //   all-reduces, pipeline send/receive (batched like Megatron's send_forward_recv_backward),
 //   DP reduce-scatter / optimizer / all-gather. Each rank has a host thread and a GPU:
-//     host   each step opens with host work (data loading, zero_grad: cfg.host.step_head_us,
-//            lognormal sigma 0.2), then launch i occupies [h, h + l_i] (cudaLaunchKernel), then
-//            h += l_i + g_i (Python, dispatcher and autograd time between launches), lognormal
-//            with medians cfg.host.launch_us and gap_forward_us or, inside the backward phase,
-//            gap_backward_us (the autograd thread); at the end of a step the host waits in
+//     host   each step opens with host work (the next batch: cfg.host.step_head_us, lognormal
+//            sigma 0.2, a cpu_op "enumerate(DataLoader)#..." when > 0), then launch i occupies
+//            [h, h + l_i] (cudaLaunchKernel), then h += l_i + g_i (Python, dispatcher and autograd
+//            time between launches), lognormal with medians cfg.host.launch_us and
+//            gap_forward_us or, inside the backward phase, gap_backward_us (the autograd
+//            thread); at the end of a step the host waits in
 //            cudaStreamSynchronize for the GPU. Host stalls (JIT, GC) are CPU ops. With the
 //            plain defaults (4.5 + 7 us a launch) the host runs the whole step ahead of the
 //            GPU; calibrated_job() (job.hpp, docs/simulator.md) has a host about as fast as
@@ -462,8 +463,17 @@ class engine {
     s.queue_starts.clear();
     s.host_t += to_ns(host_model::step_gap_us);
     s.step_host_start = s.host_t;
-    s.host_t += to_ns(cfg_.host.step_head_us * lognormal_factor(host_model::step_head_sigma * cfg_.noise,
-                                                                key(cfg_.seed, k_head, u(r), u(s.step_idx))));
+    if (cfg_.host.step_head_us > 0) {  // the next batch: a CPU operator, as PyTorch's profiler records it
+      host_call h;
+      h.start_ns = s.host_t;
+      h.end_ns =
+          s.host_t + to_ns(cfg_.host.step_head_us * lognormal_factor(host_model::step_head_sigma * cfg_.noise,
+                                                                     key(cfg_.seed, k_head, u(r), u(s.step_idx))));
+      h.correlation = ++s.corr;
+      h.name = host_name::data_loader;
+      rec_.host(r, h);
+      s.host_t = h.end_ns;
+    }
     const std::int64_t step = step_number(s);
     for (std::size_t i : s.rank_faults) {
       const auto& f = faults_[i];

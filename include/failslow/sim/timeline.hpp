@@ -103,9 +103,9 @@ static_assert(failslow::detail::enum_count_matches<comm_op>(comm_op_count),
               "comm_op_count is not the number of comm_op values");
 
 /// Host-side call names.
-enum class host_name : std::uint8_t { launch_kernel, stream_synchronize, compiled_function, gc_collect };
+enum class host_name : std::uint8_t { launch_kernel, stream_synchronize, compiled_function, gc_collect, data_loader };
 /// Number of host_name values (they are 0 .. host_name_count - 1).
-inline constexpr std::size_t host_name_count = 4;
+inline constexpr std::size_t host_name_count = 5;
 
 constexpr std::string_view to_string(host_name h) noexcept {
   switch (h) {
@@ -117,6 +117,8 @@ constexpr std::string_view to_string(host_name h) noexcept {
       return "CompiledFunction";
     case host_name::gc_collect:
       return "gc.collect";
+    case host_name::data_loader:
+      return "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
   }
   return "cudaLaunchKernel";
 }
