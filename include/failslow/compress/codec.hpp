@@ -419,6 +419,7 @@ struct decoded_summaries {
 namespace detail {
 
 // Parses one window payload into codes; false on any inconsistency.
+template <class = void>
 inline bool read_window(std::string_view payload, bool is_delta, const std::map<std::int32_t, window_codes>& refs,
                         std::uint64_t max_code, unsigned version, unsigned coarse_shift, window_summary& w,
                         window_codes& codes, bool& missing_reference) {
@@ -881,6 +882,7 @@ decoded_summaries decode_summaries_to(std::string_view data, Sink&& sink, std::s
 }
 
 /// Decodes a .fsum byte stream (see the synopsis for what damage does).
+template <class = void>
 inline decoded_summaries decode_summaries(std::string_view data, std::string_view source = "<fsum>") {
   std::vector<window_summary> windows;
   auto out = decode_summaries_to(

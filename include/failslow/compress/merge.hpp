@@ -37,6 +37,7 @@ inline constexpr std::size_t merged_values_limit = 64;
 namespace detail {
 
 // Clusters with overlapping ranges, pooled into one.
+template <class = void>
 inline stats::cluster_summary pool_clusters(const std::vector<stats::cluster_summary>& group) {
   if (group.size() == 1) return group.front();
   stats::cluster_summary m;
@@ -69,6 +70,7 @@ inline stats::cluster_summary pool_clusters(const std::vector<stats::cluster_sum
 }
 
 // The finer form of a key merged from `parts` (see the synopsis), into k.
+template <class = void>
 inline void merge_forms(const std::vector<const kernel_summary*>& parts, kernel_summary& k) {
   bool all_values = true, any_finer = false;
   std::size_t values = 0;
@@ -103,6 +105,7 @@ inline void merge_forms(const std::vector<const kernel_summary*>& parts, kernel_
 
 }  // namespace detail
 
+template <class = void>
 inline window_summary merge_windows(const std::vector<window_summary>& windows) {
   if (windows.empty()) throw invalid_argument("merge_windows: no window");
   window_summary out;

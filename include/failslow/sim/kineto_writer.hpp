@@ -55,6 +55,7 @@ struct kineto_write_options {
 
 /// torch.distributed name of rank's process group along d ("0" is the default group);
 /// empty when the group has one rank.
+template <class = void>
 inline std::string process_group_name(const topology& topo, int rank, parallel_dim d) {
   if (topo.size(d) <= 1) return {};
   int id = 1;
@@ -127,6 +128,7 @@ struct pg_info {
 }  // namespace detail
 
 /// Appends the Kineto JSON document of `rank` to `out`.
+template <class = void>
 inline void write_kineto_trace(const simulated_job& job, int rank, std::string& out,
                                const kineto_write_options& opt = {}) {
   const auto& topo = job.topo;
@@ -310,6 +312,7 @@ inline void write_kineto_trace(const simulated_job& job, int rank, std::string& 
 }
 
 /// The Kineto JSON document of `rank`.
+template <class = void>
 inline std::string kineto_trace(const simulated_job& job, int rank, const kineto_write_options& opt = {}) {
   std::string s;
   write_kineto_trace(job, rank, s, opt);

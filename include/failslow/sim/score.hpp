@@ -170,6 +170,7 @@ struct score_summary {
 namespace detail {
 
 /// Members of a group name in the layout ("dp:3", "stage:1"); throws invalid_argument.
+template <class = void>
 inline std::vector<int> group_members_of(const topology& topo, const std::string& g) {
   const auto colon = g.find(':');
   auto bad = [&](const std::string& why) { return invalid_argument("score_case: group '" + g + "' " + why); };
@@ -204,6 +205,7 @@ inline bool contains(const std::vector<int>& sorted, int r) {
 }  // namespace detail
 
 /// Scores one report against one truth (see the file synopsis).
+template <class = void>
 inline case_score score_case(const truth& t, const report& rep, const score_options& opt = {}) {
   const topology topo(t.sizes, t.order);
   if (rep.world_size > 0 && rep.world_size != topo.world_size())
@@ -327,6 +329,7 @@ inline case_score score_case(const truth& t, const report& rep, const score_opti
 }
 
 /// Sums cases per scenario name and overall.
+template <class = void>
 inline score_summary summarize(const std::vector<case_score>& cases) {
   score_summary s;
   for (const auto& c : cases) {

@@ -161,6 +161,7 @@ class summary_recorder {
 
 /// Runs the job with the given faults and hands each rank's window of each step to `sink`
 /// (see the synopsis); `name` and `severity` are recorded in the truth.
+template <class = void>
 inline summary_run simulate_summaries(const job_config& cfg, std::vector<fault> faults, const summary_sink& sink,
                                       std::string name = "custom", double severity = 1.0,
                                       const summary_options& options = {}) {
@@ -179,6 +180,7 @@ inline summary_run simulate_summaries(const job_config& cfg, std::vector<fault> 
 }
 
 /// Places the faults of scenario `s` (plan_faults) and runs the job into `sink`.
+template <class = void>
 inline summary_run simulate_summaries(const job_config& cfg, scenario s, const scenario_options& scenario_opt,
                                       const summary_sink& sink, const summary_options& options = {}) {
   return simulate_summaries(cfg, plan_faults(s, cfg, scenario_opt), sink, std::string(to_string(s)),
@@ -187,6 +189,7 @@ inline summary_run simulate_summaries(const job_config& cfg, scenario s, const s
 
 /// simulate_summaries keeping the windows in summary_run::summaries (step by step, ranks
 /// ascending): for jobs small enough to hold them.
+template <class = void>
 inline summary_run collect_summaries(const job_config& cfg, scenario s, const scenario_options& scenario_opt = {},
                                      const summary_options& options = {}) {
   std::vector<compress::window_summary> windows;

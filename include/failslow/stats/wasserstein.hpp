@@ -58,6 +58,7 @@ namespace failslow::stats {
 
 namespace detail {
 
+template <class = void>
 inline void check_w1_sample(const std::vector<double>& x, const std::vector<double>* w, const char* which) {
   if (x.empty()) throw invalid_argument(std::string("wasserstein1: ") + which + " is empty");
   for (double v : x)
@@ -75,6 +76,7 @@ inline void check_w1_sample(const std::vector<double>& x, const std::vector<doub
 }
 
 // Sorted values with their cumulative normalised weights.
+template <class = void>
 inline void sorted_cdf(const std::vector<double>& x, const std::vector<double>* w, std::vector<double>& values,
                        std::vector<double>& cum) {
   std::vector<std::size_t> idx(x.size());
@@ -107,6 +109,7 @@ inline double l1_distance(const double* a, const double* b, std::size_t n) noexc
 }  // namespace detail
 
 /// Exact W1 between two ascending sorted unweighted samples.
+template <class = void>
 inline double wasserstein1_sorted(const double* u, std::size_t n, const double* v, std::size_t m) {
   if (n == 0 || m == 0) throw invalid_argument("wasserstein1_sorted: empty sample");
   if (n == m) return detail::l1_distance(u, v, n) / static_cast<double>(n);
@@ -128,6 +131,7 @@ inline double wasserstein1_sorted(const double* u, std::size_t n, const double* 
 }
 
 /// Exact W1 between two (optionally weighted) sample sets.
+template <class = void>
 inline double wasserstein1(const std::vector<double>& u, const std::vector<double>& v,
                            const std::vector<double>* u_weights = nullptr,
                            const std::vector<double>* v_weights = nullptr) {
@@ -156,6 +160,7 @@ inline double wasserstein1(const std::vector<double>& u, const std::vector<doubl
 }
 
 /// W1 between two lognormal mixtures (numerical integration of |F_a - F_b|, see synopsis).
+template <class = void>
 inline double wasserstein1(const lognormal_mixture& a, const lognormal_mixture& b) {
   constexpr double tail = 1e-14;
   std::vector<double> cuts;
@@ -222,6 +227,7 @@ enum class cdf_rule { step, trapezoid };
 inline constexpr std::size_t cdf_rule_count = 2;
 
 /// W1 between two CDFs tabulated on the ascending grid x.
+template <class = void>
 inline double wasserstein1_cdf(const std::vector<double>& x, const std::vector<double>& f, const std::vector<double>& g,
                                cdf_rule rule = cdf_rule::trapezoid) {
   if (x.size() < 2) throw invalid_argument("wasserstein1_cdf: the grid needs at least 2 points");
@@ -247,6 +253,7 @@ inline double wasserstein1_cdf(const std::vector<double>& x, const std::vector<d
 
 /// Q(u_k), u_k = (k + 1/2) / K, of a mixture (quantile_grid.hpp; build the grid once and use
 /// its overload when many vectors share one K).
+template <class = void>
 inline std::vector<double> quantile_vector(const lognormal_mixture& m, std::size_t k = 256) {
   if (k == 0) throw invalid_argument("quantile_vector: K must be >= 1");
   return quantile_vector(m, quantile_grid(k));
