@@ -28,8 +28,13 @@ int main(int argc, char** argv) {
   std::string bytes = encoder.header();
   for (const auto& t : set.traces) {
     const auto steps = failslow::trace::map_steps(t.data, set.names);
+    // A kernel launched with several grid/block shapes is one key per shape: each shape is its
+    // own duration distribution.
+    const auto keys = failslow::compress::launch_shape_keys(t.data, set.names);
+    failslow::compress::trace_window_options wo;
+    wo.keys = &keys;
     const auto counts = failslow::compress::summarize_trace(
-        t.data, steps, t.rank, {}, [&](failslow::compress::window_summary&& w) { encoder.encode(w, bytes); });
+        t.data, steps, t.rank, wo, [&](failslow::compress::window_summary&& w) { encoder.encode(w, bytes); });
     std::cout << "rank " << t.rank << ": " << counts.windows << " windows, " << counts.compressed
               << " GPU events compressed, " << counts.outside_steps << " outside steps, " << counts.skipped
               << " skipped\n";

@@ -68,6 +68,48 @@ TEST_CASE("collect: CUDA 13 record layouts are the ones CUPTI documents") {
   CHECK(CUPTI_API_VERSION >= 130001);
 }
 
+TEST_CASE("collect: compute kernels are keyed by launch shape, collectives and dimensionless records are not") {
+  name_table names;
+  clock_anchor clock;
+  clock.set({1000, 5, 0});
+  collect_test_buffer buf;
+  const char* gemm = "sm90_gemm";
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
+  auto shaped = [](const char* name, std::uint64_t t, std::int32_t gx, std::int32_t bx) {
+    auto k = fake_cupti::kernel(name, t, t + 100, static_cast<std::uint32_t>(t));
+    k.gridX = gx;
+    k.gridY = k.gridZ = 1;
+    k.blockX = bx;
+    k.blockY = k.blockZ = 1;
+    return k;
+  };
+  buf.add(shaped(gemm, 1000, 132, 384));
+  buf.add(shaped(gemm, 2000, 66, 384));
+  buf.add(shaped(gemm, 3000, 132, 384));
+  buf.add(shaped(nccl, 4000, 4, 512));
+  buf.add(fake_cupti::kernel(gemm, 5000, 5100, 9));  // no dimensions recorded
+  for (const bool by_shape : {true, false}) {
+    parser_options o;
+    o.key_by_launch_shape = by_shape;
+    activity_parser parser(names, clock, o);
+    collect_test_handler h;
+    const auto api = fake_cupti::api();
+    parser.parse(api, buf.bytes, buf.used, h);
+    REQUIRE(h.records.size() == 5);
+    CHECK(parser.counts().accounted());
+    if (by_shape) {
+      CHECK(names.name(h.records[0].ev.name) == "sm90_gemm <<<132x1x1, 384x1x1>>>");
+      CHECK(names.name(h.records[1].ev.name) == "sm90_gemm <<<66x1x1, 384x1x1>>>");
+      CHECK(h.records[2].ev.name == h.records[0].ev.name);
+    } else {
+      CHECK(names.name(h.records[0].ev.name) == "sm90_gemm");
+      CHECK(h.records[1].ev.name == h.records[0].ev.name);
+    }
+    CHECK(names.name(h.records[3].ev.name) == nccl);
+    CHECK(names.name(h.records[4].ev.name) == "sm90_gemm");
+  }
+}
+
 TEST_CASE("collect: the parser turns kernels, copies and sets into records") {
   name_table names;
   clock_anchor clock;

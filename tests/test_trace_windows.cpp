@@ -8,6 +8,8 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/trace_windows.hpp>
+#include <failslow/core/kernel_class.hpp>
+#include <failslow/io/detail/text_format.hpp>
 #include <map>
 #include <random>
 
@@ -269,4 +271,93 @@ TEST_CASE("minimal Kineto JSON: the bytes printf writes for the event", "[trace_
     }
   }
   CHECK(failslow::compress::record_bytes == 32);
+}
+
+TEST_CASE("trace windows: kernels keyed by name and launch shape", "[trace_windows][launch_shape]") {
+  using failslow::kernel_base_name;
+  using failslow::launch_shape_key;
+  using failslow::launch_shape_of;
+  const auto key = launch_shape_key("void gemm<float>(Params)", {128, 2, 1}, {256, 1, 1});
+  CHECK(key == "void gemm<float>(Params) <<<128x2x1, 256x1x1>>>");
+  CHECK(kernel_base_name(key) == "void gemm<float>(Params)");
+  CHECK(launch_shape_of(key) == "128x2x1, 256x1x1");
+  CHECK(kernel_base_name("plain_kernel") == "plain_kernel");
+  CHECK(launch_shape_of("operator>>>") == "");
+  CHECK(failslow::io::detail::format_kernel_name(key) == "gemm<float> <<<128x2x1, 256x1x1>>>");
+  // Classification and routing see the name without its shape.
+  const auto classifier = failslow::kernel_classifier::defaults();
+  CHECK(classifier.classify(launch_shape_key("ncclDevKernel_AllReduce_Sum_f32_RING_LL", {4, 1, 1}, {512, 1, 1})) ==
+        classifier.classify("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+
+  // One GEMM launched with two shapes: 100 us at one, 400 us at the other. Step 2 launches more of
+  // the large shape: by name its distribution moves, by name and shape neither key does.
+  std::mt19937_64 rng(GENERATE(7u, 8u));
+  std::lognormal_distribution<double> jitter(0.0, 0.03);
+  failslow::name_table names;
+  trace_builder b{names, {}};
+  const std::int64_t step_ns = 20'000'000;
+  for (int s = 0; s < 4; ++s) {
+    const std::int64_t h0 = 1'000'000 + s * step_ns;
+    b.add(event_kind::annotation, "ProfilerStep#" + std::to_string(s), h0, step_ns - 100'000);
+    const int large = s == 2 ? 24 : 8;
+    for (int k = 0; k < 32; ++k) {
+      const bool big = k < large;
+      const auto dur = static_cast<std::int64_t>((big ? 400'000.0 : 100'000.0) * jitter(rng));
+      b.launch("sm90_gemm", h0 + 10'000 + k * 20'000, h0 + 1'000'000 + k * 500'000, dur);
+      b.t.launches.push_back({static_cast<std::uint32_t>(b.t.events.size() - 1),
+                              big ? std::array<std::uint32_t, 3>{132, 1, 1} : std::array<std::uint32_t, 3>{66, 1, 1},
+                              {384, 1, 1}});
+    }
+    b.launch("ncclDevKernel_AllReduce", h0 + 900'000, h0 + 17'000'000, 300'000, event_kind::collective);
+    b.t.launches.push_back({static_cast<std::uint32_t>(b.t.events.size() - 1), {4, 1, 1}, {512, 1, 1}});
+  }
+  const auto steps = failslow::trace::map_steps(b.t, names);
+  REQUIRE(steps.steps.size() == 4);
+  const auto keys = failslow::compress::launch_shape_keys(b.t, names);
+  REQUIRE(keys.size() == b.t.events.size());
+  const auto small = names.find("sm90_gemm <<<66x1x1, 384x1x1>>>"),
+             large = names.find("sm90_gemm <<<132x1x1, 384x1x1>>>");
+  REQUIRE(small);
+  REQUIRE(large);
+  CHECK(!names.find("ncclDevKernel_AllReduce <<<4x1x1, 512x1x1>>>"));  // collectives keep their name
+  for (const bool by_shape : {false, true}) {
+    failslow::compress::trace_window_options wo;
+    if (by_shape) wo.keys = &keys;
+    std::vector<failslow::compress::window_summary> windows;
+    std::vector<std::int64_t> window_of;
+    const auto counts = failslow::compress::summarize_trace(
+        b.t, steps, 0, wo, [&](failslow::compress::window_summary&& w) { windows.push_back(std::move(w)); },
+        &window_of);
+    CHECK(counts.accounted());
+    REQUIRE(windows.size() == 4);
+    std::vector<std::pair<std::int64_t, const failslow::compress::window_summary*>> list;
+    for (const auto& w : windows) list.emplace_back(static_cast<std::int64_t>(w.window_id), &w);
+    failslow::compress::fidelity_figures fid;
+    failslow::compress::add_trace_fidelity(fid, b.t, window_of, list, by_shape ? &keys : nullptr);
+    CHECK(fid.quantile(1.0) < 0.05);
+    const auto gemm = names.find("sm90_gemm");
+    if (!by_shape) {
+      // The mix: step 2's mean per launch 1.6x step 1's although no launch got slower.
+      const auto* k1 = windows[1].find(*gemm);
+      const auto* k2 = windows[2].find(*gemm);
+      REQUIRE(k1);
+      REQUIRE(k2);
+      CHECK((k2->total_ns / static_cast<double>(k2->count)) / (k1->total_ns / static_cast<double>(k1->count)) > 1.5);
+      continue;
+    }
+    CHECK(!windows[1].find(*gemm));
+    for (const auto id : {*small, *large}) {
+      const auto* k1 = windows[1].find(id);
+      const auto* k2 = windows[2].find(id);
+      REQUIRE(k1);
+      REQUIRE(k2);
+      CHECK((k2->total_ns / static_cast<double>(k2->count)) / (k1->total_ns / static_cast<double>(k1->count)) ==
+            Approx(1.0).epsilon(0.05));
+    }
+  }
+  std::vector<name_id> wrong(3);
+  failslow::compress::trace_window_options bad;
+  bad.keys = &wrong;
+  CHECK_THROWS_AS(failslow::compress::summarize_trace(b.t, steps, 0, bad, [](failslow::compress::window_summary&&) {}),
+                  failslow::invalid_argument);
 }

@@ -83,6 +83,7 @@ struct compressed_share {
   struct rank_windows {
     std::vector<compress::window_summary> windows;
     std::vector<std::int64_t> window_of_event;
+    std::vector<name_id> keys;  // per event: kernels keyed by name and launch shape
   };
   std::vector<rank_windows> per_trace;
   compress::trace_window_counts total;
@@ -110,6 +111,8 @@ void summarize_share(const compress_options& o, compressed_share& share) {
     if (!ec) share.input_bytes += size;
     const auto steps = trace::map_steps(rt.data, set.names);
     auto& rw = share.per_trace[t];
+    rw.keys = compress::launch_shape_keys(rt.data, set.names);
+    wo.keys = &rw.keys;
     const auto c = compress::summarize_trace(
         rt.data, steps, rt.rank, wo, [&](compress::window_summary&& w) { rw.windows.push_back(std::move(w)); },
         &rw.window_of_event);
@@ -209,7 +212,7 @@ fidelity_figures check_and_measure(const compressed_share& share, const std::str
       evaluated_of[stream[i].trace].emplace_back(static_cast<std::int64_t>(stream[i].window_id), &kept[kept_at[i]]);
   for (std::size_t t = 0; t < set.traces.size(); ++t)
     compress::add_trace_fidelity(f.measured, set.traces[t].data, share.per_trace[t].window_of_event,
-                                 std::move(evaluated_of[t]));
+                                 std::move(evaluated_of[t]), &share.per_trace[t].keys);
   return f;
 }
 

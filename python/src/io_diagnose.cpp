@@ -417,7 +417,11 @@ py::dict summarize_rank(const std::string& path, std::int32_t rank) {
     b = tr::breakdown_steps(t.data, steps, set.names);
     cp::summary_encoder encoder([&](failslow::name_id id) { return std::string(set.names.name(id)); });
     bytes = encoder.header();
-    cp::summarize_trace(t.data, steps, t.rank, {}, [&](cp::window_summary&& w) { encoder.encode(w, bytes); });
+    // Kernels keyed by name and launch shape, as a diagnosis of the trace itself keys them.
+    const auto keys = cp::launch_shape_keys(t.data, set.names);
+    cp::trace_window_options wo;
+    wo.keys = &keys;
+    cp::summarize_trace(t.data, steps, t.rank, wo, [&](cp::window_summary&& w) { encoder.encode(w, bytes); });
   }
   py::dict out;
   out["rank"] = found;

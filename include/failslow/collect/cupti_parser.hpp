@@ -10,7 +10,11 @@
 //                        check per record, the string interned once, demangled like Kineto
 //                        does); kind collective when core/kernel_class.hpp calls the name
 //                        communication (NCCL...), else kernel; CUDA-graph kernels keep graphId and
-//                        graphNodeId (record_flag_graph), since they share one correlation id
+//                        graphNodeId (record_flag_graph), since they share one correlation id;
+//                        a compute kernel with its grid and block is named by its launch-shape
+//                        key (core/launch_shape.hpp: "gemm <<<132x1x1, 384x1x1>>>", one hash
+//                        probe per record; options.key_by_launch_shape), as the trace readers'
+//                        kernels are keyed, so that a shape mix is not taken for a slowdown
 //     MEMCPY             CUpti_ActivityMemcpy6, named like Kineto: "Memcpy HtoD (Pinned -> Device)"
 //     MEMCPY2            CUpti_ActivityMemcpyPtoP4: "Memcpy PtoP (Device -> Device)"
 //     MEMSET             CUpti_ActivityMemset4: "Memset (Device)"
@@ -26,7 +30,7 @@
 //   other than the above are counted as unknown_kind; a buffer that ends in an incomplete or
 //   invalid record stops there and counts one invalid_buffer_end.
 // Allocation: none per record, except the first time a kernel name (or copy/set kind, or NVTX
-//   range name) is seen (interning). The name cache has name_cache_entries slots fixed at
+//   range name, or launch shape) is seen (interning). The name cache has name_cache_entries slots fixed at
 //   construction; when a probe finds no slot, the name is interned by string (counted in
 //   name_cache_full: slower, still correct). A name pointer that now holds another string (a
 //   module was unloaded and its memory reused) fails the prefix check and is interned afresh
@@ -46,8 +50,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "failslow/collect/clock_anchor.hpp"
@@ -55,6 +61,7 @@
 #include "failslow/collect/record_sink.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
+#include "failslow/core/launch_shape.hpp"
 #include "failslow/core/name_table.hpp"
 
 namespace failslow::collect {
@@ -65,6 +72,9 @@ struct parser_options {
   kernel_classifier classifier = kernel_classifier::defaults();
   std::string nvtx_step_prefix = "ProfilerStep#";  ///< NVTX ranges that mark steps
   std::size_t open_ranges = 256;                   ///< NVTX ranges open at once (more are counted)
+  /// Compute kernels named by name and launch shape (a record with a grid or block dimension
+  /// <= 0 has no shape and keeps its name).
+  bool key_by_launch_shape = true;
 };
 
 struct parse_counts {
@@ -185,7 +195,7 @@ class activity_parser {
     activity_record r;
     if (!timing(k.start, k.end, r.ev)) return;
     const cache_entry& c = lookup(k.name);
-    r.ev.name = c.id;
+    r.ev.name = c.kind == event_kind::kernel && opt_.key_by_launch_shape ? shape_key(c.id, k) : c.id;
     r.ev.kind = c.kind;
     r.ev.correlation = k.correlationId;
     r.ev.stream = k.streamId;
@@ -331,6 +341,21 @@ class activity_parser {
            (c.prefix_len == sizeof(c.prefix) || p[c.prefix_len] == '\0');
   }
 
+  // The launch-shape key of kernel `id` as launched by k, interned on first sight.
+  name_id shape_key(name_id id, const CUpti_ActivityKernel10& k) {
+    if (k.gridX <= 0 || k.gridY <= 0 || k.gridZ <= 0 || k.blockX <= 0 || k.blockY <= 0 || k.blockZ <= 0) return id;
+    const std::array<std::uint32_t, 3> grid{static_cast<std::uint32_t>(k.gridX), static_cast<std::uint32_t>(k.gridY),
+                                            static_cast<std::uint32_t>(k.gridZ)};
+    const std::array<std::uint32_t, 3> block{static_cast<std::uint32_t>(k.blockX), static_cast<std::uint32_t>(k.blockY),
+                                             static_cast<std::uint32_t>(k.blockZ)};
+    const shape s{id, grid, block};
+    const auto it = shapes_.find(s);
+    if (it != shapes_.end()) return it->second;
+    const name_id key = names_.intern(launch_shape_key(names_.name(id), grid, block));
+    shapes_.emplace(s, key);
+    return key;
+  }
+
   const cache_entry& lookup(const char* p) {
     if (!p) p = "<unnamed kernel>";
     const auto h = (reinterpret_cast<std::uintptr_t>(p) >> 3) * 0x9E3779B97F4A7C15ull;
@@ -381,6 +406,8 @@ class activity_parser {
   };
 
   name_table& names_;
+  using shape = std::tuple<name_id, std::array<std::uint32_t, 3>, std::array<std::uint32_t, 3>>;
+  std::map<shape, name_id> shapes_;  // (kernel, grid, block) -> its key
   const clock_anchor& clock_;
   parser_options opt_;
   std::vector<cache_entry> cache_;

@@ -12,7 +12,12 @@
 //       closed by the compressor's time bound (compressor.max_window_ns; 0 = one window for the
 //       whole trace), window ids 0, 1, ...
 //   The key of an event is its name id, so summaries of several ranks compare when their traces
-//   share one name_table (trace/trace_set.hpp does that).
+//   share one name_table (trace/trace_set.hpp does that); with options.keys (launch_shape_keys)
+//   a compute kernel whose grid and block the reader kept is keyed by name plus launch shape:
+//   one kernel launched with several shapes runs several distributions, and their mix must not
+//   pass for a slowdown (core/launch_shape.hpp).
+//   launch_shape_keys(trace, names)   those keys, per event: one intern per distinct
+//     (name, grid, block), into the table the trace's names are in.
 //   window_of_event (optional) receives, per event of the trace, the id of the window it went
 //   to, or -1: what a caller needs to compare summaries with the exact durations
 //   (compress/fidelity.hpp).
@@ -21,18 +26,25 @@
 //   runtime calls, annotations), which are not kernel durations and are not compressed.
 // Complexity: O(n log n) for n GPU activities (a sort by start) plus the compressor's window
 //   closes; O(n) extra memory for the order.
-// Errors: the compressor's configuration errors (failslow::invalid_argument); exceptions of the
+// Errors: the compressor's configuration errors and options.keys of another size than the
+//   trace's events (failslow::invalid_argument); exceptions of the
 //   sink propagate.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <map>
 #include <numeric>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "failslow/compress/window_compressor.hpp"
+#include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
+#include "failslow/core/launch_shape.hpp"
 #include "failslow/io/trace_data.hpp"
 #include "failslow/trace/steps.hpp"
 
@@ -41,7 +53,30 @@ namespace failslow::compress {
 struct trace_window_options {
   compressor_config compressor;  ///< max_window_ns bounds windows only when steps are not used
   bool use_steps = true;         ///< one window per ProfilerStep when the trace has steps
+  /// Per event of the trace, the key to file it under (launch_shape_keys); null: its name.
+  const std::vector<name_id>* keys = nullptr;
 };
+
+/// Per event of `trace`, its compression key (see the synopsis): the name id, or for a compute
+/// kernel with launch dimensions the id of launch_shape_key(name, grid, block) in `names` (a
+/// name_table, or anything with intern(string) and name(id)). O(events + launches log shapes).
+template <class Table>
+std::vector<name_id> launch_shape_keys(const io::trace_data& trace, Table& names) {
+  const auto& ev = trace.events;
+  std::vector<name_id> keys(ev.size());
+  for (std::size_t i = 0; i < ev.size(); ++i) keys[i] = ev[i].name;
+  using shape = std::tuple<name_id, std::array<std::uint32_t, 3>, std::array<std::uint32_t, 3>>;
+  std::map<shape, name_id> known;
+  for (const auto& l : trace.launches) {
+    if (l.event >= ev.size() || ev[l.event].kind != event_kind::kernel) continue;
+    const shape s{ev[l.event].name, l.grid, l.block};
+    auto it = known.find(s);
+    if (it == known.end())
+      it = known.emplace(s, names.intern(launch_shape_key(names.name(ev[l.event].name), l.grid, l.block))).first;
+    keys[l.event] = it->second;
+  }
+  return keys;
+}
 
 struct trace_window_counts {
   std::uint64_t device_events = 0;  ///< GPU activities in the trace
@@ -59,8 +94,17 @@ trace_window_counts summarize_trace(const io::trace_data& trace, const trace::st
                                     const trace_window_options& options, Sink&& sink,
                                     std::vector<std::int64_t>* window_of_event = nullptr) {
   const auto& ev = trace.events;
+  if (options.keys && options.keys->size() != ev.size())
+    throw invalid_argument("summarize_trace: " + std::to_string(options.keys->size()) + " keys for " +
+                           std::to_string(ev.size()) + " events");
   trace_window_counts counts;
   if (window_of_event) window_of_event->assign(ev.size(), -1);
+  // The event as the compressor files it: under its key.
+  auto keyed = [&](std::size_t i) {
+    event e = ev[i];
+    if (options.keys) e.name = (*options.keys)[i];
+    return e;
+  };
   const bool by_step = options.use_steps && !steps.steps.empty();
 
   // GPU activities in (window, start) order: a step's work may run after the next step began.
@@ -103,7 +147,7 @@ trace_window_counts summarize_trace(const io::trace_data& trace, const trace::st
       next_window_id = step.number;
       for (; k < order.size() && steps.step_of_event[order[k]] == static_cast<std::int32_t>(s); ++k) {
         const std::size_t i = order[k];
-        if (compressor.add(ev[i]) && window_of_event) (*window_of_event)[i] = step.number;
+        if (compressor.add(keyed(i)) && window_of_event) (*window_of_event)[i] = step.number;
       }
       compressor.close_window(std::max<std::int64_t>(step.gpu_end_ns, 0));
     }
@@ -111,7 +155,7 @@ trace_window_counts summarize_trace(const io::trace_data& trace, const trace::st
     for (std::size_t i : order) {
       // add() may first close the previous window on the time bound; the event then opens the
       // window numbered windows_closed().
-      const bool added = compressor.add(ev[i]);
+      const bool added = compressor.add(keyed(i));
       next_window_id = static_cast<std::int64_t>(compressor.windows_closed());
       if (added && window_of_event) (*window_of_event)[i] = next_window_id;
     }

@@ -35,6 +35,7 @@
 #include "failslow/core/detail/rule_text.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
+#include "failslow/core/launch_shape.hpp"
 #include "failslow/core/name_pattern.hpp"
 
 namespace failslow {
@@ -149,8 +150,10 @@ class kernel_classifier {
     return *this;
   }
 
-  /// Class of a GPU activity name: the first matching rule, else compute.
+  /// Class of a GPU activity name: the first matching rule, else compute. A kernel key's
+  /// launch shape (core/launch_shape.hpp) is not part of the name the rules see.
   kernel_class classify(std::string_view name) const noexcept {
+    name = kernel_base_name(name);
     for (const auto& r : rules_)
       if (r.pattern.matches(name)) return r.cls;
     return kernel_class::compute;

@@ -116,6 +116,7 @@ class router {
   std::optional<dim_set> scope(routing_subject subject, std::string_view name,
                                kernel_class cls = kernel_class::compute) const {
     std::optional<dim_set> s = default_scope(cls);
+    name = kernel_base_name(name);  // a kernel key's launch shape is not part of its name
     for (const auto& r : rules_) {
       if (r.subject == subject && r.pattern.matches(name)) {
         s = r.scope;

@@ -70,9 +70,11 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "failslow/core/launch_shape.hpp"
 #include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/diagnose/job_model.hpp"
@@ -189,6 +191,15 @@ inline finding l1_finding(const job_model& m, const slow_window& w) {
   return f;
 }
 
+// A finding's kernel: the name of the key, and the launch shape the key adds where it has one
+// (core/launch_shape.hpp) as evidence, so that the field names the kernel a user searches for.
+template <class = void>
+inline void set_kernel(finding& f, std::string_view key) {
+  f.kernel = std::string(kernel_base_name(key));
+  const auto shape = launch_shape_of(key);
+  if (!shape.empty()) f.evidence.add("launch_shape", std::string(shape));
+}
+
 template <class = void>
 inline std::string straggler_kind_words(const phase_info& ph) {
   if (ph.role == phase_role::idle) return "host-bound";
@@ -248,8 +259,8 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
              format_duration(st.baseline_ns) + " (" + why + ")";
   else if (own)
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " its own before (" +
-             format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) +
-             " per step; " + own_words + ", relative to the other ranks)";
+             format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step; " + own_words +
+             ", relative to the other ranks)";
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step)";
@@ -301,7 +312,7 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
   f.kind = "degraded_kernel";
   f.ranks = {d.rank};
   f.group = d.group;
-  f.kernel = m.kernel_names[d.key];
+  set_kernel(f, m.kernel_names[d.key]);
   f.phase = std::string(to_string(m.kernel_classes[d.key]));
   f.first_step = m.steps[d.first];
   f.last_step = m.steps[d.last];
@@ -355,7 +366,7 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
   f.level = "L3";
   f.kind = "degraded_link";
   f.group = d.group;
-  f.kernel = m.kernel_names[d.key];
+  set_kernel(f, m.kernel_names[d.key]);
   f.phase = "communication";
   f.first_step = m.steps[d.first];
   f.last_step = m.steps[d.last];
@@ -430,7 +441,7 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
   f.kind = "slow_stage";
   f.group = "stage:" + std::to_string(d.stage);
   f.phase = "compute";
-  if (!d.kernels.empty()) f.kernel = m.kernel_names[d.kernels.front().first];
+  if (!d.kernels.empty()) detail::set_kernel(f, m.kernel_names[d.kernels.front().first]);
   f.first_step = m.steps[d.first];
   f.last_step = m.steps[d.last];
   f.score = d.z;
@@ -684,7 +695,7 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
         m, st.rank, st.compared_within == "own history" ? std::vector<int>{} : st.peers, st.first, st.last);
     if (shares.empty()) continue;
     auto& f = rep.findings.back();
-    f.kernel = m.kernel_names[shares.front().key];
+    detail::set_kernel(f, m.kernel_names[shares.front().key]);
     std::vector<std::pair<std::size_t, double>> list;
     for (const auto& c : shares) list.emplace_back(c.key, c.ratio);
     f.evidence.add("kernels", detail::kernel_list_full(m, list));

@@ -34,6 +34,9 @@
 //
 //   job_model_builder assembles a model from any source, one piece at a time:
 //     add_trace(rank, trace, names)    a recorded trace: steps (trace/steps.hpp), breakdown
+//                                      and (keep_windows) its kernels per step, keyed by name
+//                                      and launch shape where the trace has grid and block
+//                                      (interned into `names`)
 //     add_window(window, name_of)      a window summary (window id = ProfilerStep number): from a
 //                                      .fsum file or in process from a window_compressor; the
 //                                      kernel keys are classified by name_of(key) once per key;
@@ -157,6 +160,9 @@ struct job_model {
   xt::xtensor<double, 2> iteration_ns;  ///< rank x step
   xt::xtensor<double, 3> phase_ns;      ///< rank x phase x step
   std::vector<bool> has_rank;
+  /// Ranks whose traces have no GPU activity: their steps were measured from host operators
+  /// (idle is time no operator ran, not GPU idle).
+  std::vector<bool> measured_on_host;
   std::vector<std::string> notes;
   std::vector<compress::window_summary> windows;  ///< kept only with model_options::keep_windows
   /// The kernel keys of `windows`: one id space for the whole model (traces and .fsum files
@@ -166,9 +172,6 @@ struct job_model {
   std::string source;                        ///< "traces", "summaries", "windows"
   wait_attribution waits;                    ///< L4's who-waited-for-whom (traces only)
   host_activity host;                        ///< L4's host gaps and launch pace (traces only)
-  /// Ranks whose traces have no GPU activity: their steps were measured from host operators
-  /// (idle is time no operator ran, not GPU idle).
-  std::vector<bool> measured_on_host;
 
   std::size_t rank_count() const noexcept { return static_cast<std::size_t>(world_size); }
   std::size_t step_count() const noexcept { return steps.size(); }
@@ -231,7 +234,7 @@ class job_model_builder {
 
   /// A recorded trace of `rank` (names: the name_table the trace was read into).
   template <class = void>
-  void add_trace(int rank, const io::trace_data& trace, const name_table& names) {
+  void add_trace(int rank, const io::trace_data& trace, name_table& names) {
     const auto steps = trace::map_steps(trace, names);
     const auto b = trace::breakdown_steps(trace, steps, names, opt_.breakdown);
     if (steps.steps.empty())
@@ -248,10 +251,15 @@ class job_model_builder {
       host_ranks_.push_back(rank);
     }
     add_steps(rank, b);
-    if (opt_.keep_windows)
-      compress::summarize_trace(trace, steps, rank, opt_.trace_windows, [&](compress::window_summary&& w) {
+    if (opt_.keep_windows) {
+      // Kernels keyed by name and launch shape where the trace has them (core/launch_shape.hpp).
+      const auto keys = compress::launch_shape_keys(trace, names);
+      auto wo = opt_.trace_windows;
+      if (!wo.keys) wo.keys = &keys;
+      compress::summarize_trace(trace, steps, rank, wo, [&](compress::window_summary&& w) {
         keep_window(std::move(w), [&](name_id key) { return names.name(key); });
       });
+    }
     source_traces_ = true;
   }
 
@@ -370,6 +378,9 @@ class job_model_builder {
     m.phase_ns = xt::xtensor<double, 3>::from_shape({R, P, S});
     m.phase_ns.fill(nan);
     m.has_rank.assign(R, false);
+    m.measured_on_host.assign(R, false);
+    for (int r : host_ranks_)
+      if (r >= 0 && static_cast<std::size_t>(r) < R) m.measured_on_host[static_cast<std::size_t>(r)] = true;
     for (const auto& [rank, rs] : ranks_) {
       const auto r = static_cast<std::size_t>(rank);
       for (const auto& [number, v] : rs.values) {
@@ -384,9 +395,6 @@ class job_model_builder {
     for (std::size_t r = 0; r < R; ++r)
       if (!m.has_rank[r]) {
         if (missing < 8) first_missing += (missing ? ", " : "") + std::to_string(r);
-    m.measured_on_host.assign(R, false);
-    for (int r : host_ranks_)
-      if (r >= 0 && static_cast<std::size_t>(r) < R) m.measured_on_host[static_cast<std::size_t>(r)] = true;
         ++missing;
       }
     if (missing > 0)
@@ -472,6 +480,7 @@ class job_model_builder {
   std::vector<std::string> notes_;
   std::uint64_t skipped_events_ = 0;
   std::size_t host_traces_ = 0;  // traces without GPU activity, measured from host operators
+  std::vector<int> host_ranks_;  // their ranks
   bool source_traces_ = false, source_windows_ = false;
 };
 
@@ -486,7 +495,6 @@ inline job_model build_job_model(const trace::trace_set& set, model_options opti
   for (const auto& t : set.traces) {
     if (t.rank < 0) {
       unranked.push_back(t.data.source);
-  std::vector<int> host_ranks_;  // their ranks
       continue;
     }
     if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {

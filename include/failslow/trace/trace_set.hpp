@@ -120,7 +120,9 @@ struct trace_set_options {
 };
 
 struct trace_set {
-  name_table names;
+  /// Mutable: consumers of a const set add derived names (kernel keys by launch shape,
+  /// compress/trace_windows.hpp); the table is thread-safe and existing ids never change.
+  mutable name_table names;
   std::vector<rank_trace> traces;  ///< sorted by rank (unranked, -1, first), then path order
   std::int64_t world_size = -1;
   std::vector<std::int32_t> missing_ranks;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "failslow/core/launch_shape.hpp"
+
 namespace failslow::io::detail {
 
 /// ns as "1.23 s", "45.7 ms" or "40.4 us"; "n/a" when not finite.
@@ -34,7 +36,10 @@ inline std::string format_ratio(double r) {
 
 /// A kernel's demangled name for a sentence: no leading "void ", no parameter list, at most
 /// `max` characters ("..." marks a cut). Reports keep the full name in their fields.
+/// A kernel key's launch shape (core/launch_shape.hpp) follows the name, never cut.
 inline std::string format_kernel_name(std::string_view name, std::size_t max = 90) {
+  const std::string_view shape = launch_shape_of(name);
+  name = kernel_base_name(name);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
   if (!name.empty() && name.back() == ')') {  // the parameter list: its matching '('
     int depth = 0;
@@ -48,6 +53,7 @@ inline std::string format_kernel_name(std::string_view name, std::size_t max = 9
   }
   std::string out(name);
   if (out.size() > max && max > 3) out = out.substr(0, max - 3) + "...";
+  if (!shape.empty()) out += " <<<" + std::string(shape) + ">>>";
   return out;
 }
 
