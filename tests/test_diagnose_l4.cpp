@@ -11,6 +11,7 @@
 #include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/collective_match.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -218,4 +219,77 @@ TEST_CASE("the pipeline's cost: a slow stage makes the other stages wait in tran
   const auto hm = l4_model_of(healthy);
   for (double d : diagnose::pipeline_wait_change(hm, healthy.job.topo, 6, hm.step_count() - 1))
     CHECK(std::abs(d) < 0.01 * hm.iteration_ns(0, 1));
+}
+
+TEST_CASE("a pipeline bubble no other level explains names the stage the others wait for", "[l4][pipeline]") {
+  // pp 4 x dp 2: from step 8 the job's step grows 10 % and every stage's transfers but stage
+  // s's wait longer (growing downstream of it); no rank's phases stand out and no one is late
+  // enough alone for holds_back: the pipeline waits for stage s.
+  parallel_sizes sz;
+  sz.pp = 4;
+  sz.dp = 2;
+  const topology topo(sz);
+  for (const int origin : {0, 2}) {
+    for (const bool bubble : {true, false}) {
+      const std::size_t R = 8, S = 16;
+      diagnose::job_model m;
+      m.world_size = static_cast<int>(R);
+      for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(s));
+      const char* names[] = {"compute", "communication", "memory", "idle"};
+      const diagnose::phase_role roles[] = {diagnose::phase_role::work, diagnose::phase_role::wait,
+                                            diagnose::phase_role::work, diagnose::phase_role::idle};
+      for (int p = 0; p < 4; ++p) m.phases.push_back({names[p], roles[p], kernel_class::compute, false});
+      m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
+      m.phase_ns = xt::xtensor<double, 3>::from_shape({R, 4, S});
+      m.has_rank.assign(R, true);
+      m.measured_on_host.assign(R, false);
+      auto& w = m.waits;
+      w.available = true;
+      for (auto* t : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
+        *t = xt::xtensor<double, 2>::from_shape({R, S});
+        t->fill(0);
+      }
+      std::mt19937_64 rng(static_cast<std::uint64_t>(origin) + 11);
+      std::normal_distribution<double> noise(0, 0.004);
+      for (std::size_t r = 0; r < R; ++r) {
+        const int stage = topo.coordinate(static_cast<int>(r), parallel_dim::pp);
+        for (std::size_t s = 0; s < S; ++s) {
+          const bool late = s >= 8;
+          m.iteration_ns(r, s) = (late ? 110e6 : 100e6) * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::compute_phase, s) = 60e6 * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::communication_phase, s) = 20e6 * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::memory_phase, s) = 5e6 * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::idle_phase, s) = (late ? 25e6 : 15e6) * std::exp(noise(rng));
+          double p2p = 2e6 * std::exp(noise(rng));
+          if (late && stage != origin) p2p += bubble ? (3e6 + 1e6 * std::abs(stage - origin)) : 0.0;
+          if (late && !bubble) p2p += 4e6;  // every stage waits more: nobody's bubble
+          w.p2p_waited_ns(r, s) = p2p;
+          w.waited_ns(r, s) = p2p;
+          if (late && stage == origin) w.caused_ns(r, s) = 2e6 * (1 + static_cast<double>(r % 2));
+        }
+      }
+      const auto rep = diagnose::diagnose(m, topo);
+      std::vector<const finding*> bubbles;
+      for (const auto& f : rep.findings)
+        if (f.kind == "pipeline_bubble") bubbles.push_back(&f);
+      std::string found;
+      for (const auto& f : rep.findings) found += "\n  " + f.level + " " + f.kind + ": " + f.summary;
+      INFO("origin stage " << origin << (bubble ? ", bubble" : ", every stage waits more") << found);
+      if (!bubble) {
+        CHECK(bubbles.empty());
+        continue;
+      }
+      REQUIRE(bubbles.size() == 1);
+      const auto& f = *bubbles.front();
+      CHECK(f.level == "L4");
+      CHECK(f.group == "stage:" + std::to_string(origin));
+      REQUIRE(f.ranks.size() == 1);
+      CHECK(topo.coordinate(f.ranks.front(), parallel_dim::pp) == origin);
+      CHECK(f.first_step >= 7);
+      CHECK(f.first_step <= 9);
+      CHECK(f.evidence.number("pipeline_bubble_ns") > 4e6);
+      CHECK(f.summary.find("the pipeline waits for stage " + std::to_string(origin)) != std::string::npos);
+      CHECK((origin == 0) == (f.summary.find("growing downstream") != std::string::npos));
+    }
+  }
 }

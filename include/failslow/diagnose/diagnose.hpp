@@ -69,6 +69,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -630,6 +631,70 @@ inline void add_pipeline_cost(finding& f, const job_model& m, const topology& to
                words + (grows ? ", growing downstream" : "") + " (L4)";
 }
 
+// A job-wide slow window no finding explains, in a pipeline: when the transfers of every stage
+// but one wait at least 1 % of a step more over the window and that one's do not (under a
+// quarter of the least of the others'), the pipeline waits for that stage -- the bubble a
+// delay too small or too spread for L2/L3 opens downstream. The rank: the stage's rank that
+// others' waits were blamed on most over the window (wait attribution). Null when not so.
+template <class = void>
+inline std::optional<finding> pipeline_bubble_finding(const job_model& m, const topology& topo, const slow_window& w) {
+  const auto change = pipeline_wait_change(m, topo, w.first, w.last);
+  if (change.size() < 2) return std::nullopt;
+  std::vector<double> iters;
+  for (std::size_t r = 0; r < m.rank_count(); ++r)
+    for (std::size_t k = w.first; k <= w.last; ++k)
+      if (!std::isnan(m.iteration_ns(r, k))) iters.push_back(m.iteration_ns(r, k));
+  if (iters.empty()) return std::nullopt;
+  const double step = stats::median(iters);
+  std::size_t origin = 0;
+  for (std::size_t s = 1; s < change.size(); ++s)
+    if (!(change[s] >= change[origin])) origin = s;
+  double least_other = std::numeric_limits<double>::infinity();
+  for (std::size_t s = 0; s < change.size(); ++s)
+    if (s != origin) least_other = std::min(least_other, change[s]);
+  if (!(least_other >= 0.01 * step) || !(change[origin] < 0.25 * least_other)) return std::nullopt;
+  finding f;
+  f.level = "L4";
+  f.kind = "pipeline_bubble";
+  f.group = "stage:" + std::to_string(origin);
+  f.first_step = m.steps[w.first];
+  f.last_step = m.steps[w.last];
+  // Its rank the others waited for most.
+  int rank = -1;
+  double caused = 0;
+  if (m.waits.caused_ns.shape()[0] == m.rank_count())
+    for (std::size_t r = 0; r < m.rank_count(); ++r) {
+      if (!m.has_rank[r] || topo.coordinate(static_cast<int>(r), parallel_dim::pp) != static_cast<int>(origin))
+        continue;
+      double c = 0;
+      for (std::size_t k = w.first; k <= w.last; ++k)
+        if (std::isfinite(m.waits.caused_ns(r, k))) c += m.waits.caused_ns(r, k);
+      if (c > caused) caused = c, rank = static_cast<int>(r);
+    }
+  if (rank >= 0) f.ranks = {rank};
+  double most = 0;
+  std::string words;
+  for (std::size_t s = 0; s < change.size(); ++s) {
+    if (s == origin) continue;
+    most = std::max(most, change[s]);
+    words +=
+        (words.empty() ? "" : ", ") + std::string("stage ") + std::to_string(s) + " +" + format_duration(change[s]);
+  }
+  bool grows = origin + 2 < change.size();
+  for (std::size_t s = origin + 2; grows && s < change.size(); ++s) grows = change[s] >= change[s - 1] + 0.005 * step;
+  f.score = most / step;
+  f.evidence.add("pipeline_wait_change_ns", change)
+      .add("pipeline_bubble_ns", most)
+      .add("step_ns", step)
+      .add("job_slowdown", w.job_slowdown)
+      .add("caused_wait_ns", caused);
+  f.summary = step_range(f.first_step, f.last_step) + ": the pipeline waits for stage " + std::to_string(origin) +
+              (rank >= 0 ? " (most for rank " + std::to_string(rank) + ")" : "") +
+              ": transfers wait more per step on " + words + (grows ? ", growing downstream" : "") + ", while stage " +
+              std::to_string(origin) + "'s do not; no rank, kernel or link of it stood out on its own (L4)";
+  return f;
+}
+
 // Findings of different kinds in the same steps name each other (see the synopsis).
 template <class = void>
 inline void link_co_occurring(std::vector<finding>& fs) {
@@ -765,6 +830,18 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     }
     rep.notes.insert(rep.notes.end(), host.notes.begin(), host.notes.end());
   }
+  // L4 pipeline bubble: a job-wide sustained slow window that no finding with a rank, stage or
+  // group explains, whose transfers wait on one stage.
+  if (m.waits.available && topo.size(parallel_dim::pp) > 1 && topo.world_size() == m.world_size)
+    for (const auto& w : l1.job.windows) {
+      if (w.pattern != window_pattern::shift && w.pattern != window_pattern::drift) continue;
+      const bool explained = std::any_of(rep.findings.begin(), rep.findings.end(), [&](const finding& f) {
+        return f.level != "L1" && (!f.ranks.empty() || !f.group.empty()) && f.first_step <= m.steps[w.last] &&
+               f.last_step >= m.steps[w.first];
+      });
+      if (explained) continue;
+      if (auto f = detail::pipeline_bubble_finding(m, topo, w)) rep.findings.push_back(std::move(*f));
+    }
   // L4 pipeline cost: what a slow rank or stage makes the other stages wait in transfers.
   if (m.waits.available && topo.size(parallel_dim::pp) > 1 && topo.world_size() == m.world_size)
     for (auto& f : rep.findings) {

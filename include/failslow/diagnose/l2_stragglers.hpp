@@ -46,7 +46,7 @@
 //   quarter of the straggler's excess when L1 measured no loss), the group's CV in the phase
 //   during the claim and outside it, and job_slowdown (L1: the job's time lost over the steps).
 //   Own history (options.own_history): the rank's phase time over the median of the other
-//   ranks' at each step (idle: 1 + its idle over their median iteration time) -- job-wide
+//   ranks' at each step (idle: (I + its idle) / (I + their median idle), I their median iteration) -- job-wide
 //   changes cancel -- analysed as an L1 series (l1_windows.hpp: log space, pooled baseline,
 //   Student-t thresholds; single steps ignored, min_effect the sustained floor); its longest
 //   sustained window of at least min_steps steps is the claim, p-value of the window's mean
@@ -226,8 +226,8 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 }
 
 // A rank with too few comparable peers against its own history: the series of its phase time
-// over the median of the other ranks' (for idle: 1 + its idle share of the others' median
-// iteration), whose job-wide changes cancel, through L1's series analysis (l1_windows.hpp: log
+// over the median of the other ranks' (for idle: (I + its idle) / (I + their median idle), I
+// their median iteration), whose job-wide changes cancel, through L1's series analysis (l1_windows.hpp: log
 // space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
 // longest sustained window of at least min_steps steps is the claim, tested as a shift of its
 // mean against the baseline pool (one-sided normal p-value).
@@ -251,15 +251,19 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
                          : m.phase_ns(static_cast<std::size_t>(x), p, s));
     const double ref = finite_median(col), own = m.phase_ns(r, p, s);
     if (!(ref >= o.min_phase_ns) || !std::isfinite(own)) continue;
-    q[s] = idle ? 1 + own / ref : own / ref;
     if (!idle) {
+      q[s] = own / ref;
       above[s] = own / ref - 1;
       continue;
     }
+    // Idle: the rank's step share against the others' (idle that grows on every rank, a job-wide
+    // slowdown, cancels).
     col.clear();
     for (int x : st.peers) col.push_back(m.phase_ns(static_cast<std::size_t>(x), p, s));
     const double others_idle = finite_median(col);
-    if (std::isfinite(others_idle)) above[s] = (own - others_idle) / ref;
+    if (!std::isfinite(others_idle)) continue;
+    q[s] = (ref + own) / (ref + others_idle);
+    above[s] = (own - others_idle) / ref;
   }
   l1_options lo;
   lo.z_threshold = o.z_threshold;
