@@ -231,3 +231,28 @@ TEST_CASE("the inter-worker Mahalanobis test flags a rank whose joint profile de
   REQUIRE(d.features.size() == d.deviation.size());
   CHECK(d.deviation[2] > 3);  // the idle share departs most
 }
+
+TEST_CASE("a degraded link's ranks that idle at the step's sync are its victims, not host-bound stragglers",
+          "[diagnose][l3]") {
+  // The calibrated job (host-paced: the GPU idles part of each step) with a slow dp link: the
+  // group's ranks wait for the slow reduce-scatter at the step's end with the GPU idle.
+  for (std::uint64_t seed : {4u, 5u}) {
+    sim::job_config cfg;
+    sim::calibrate(cfg);
+    cfg.sizes = parse_parallel_sizes("tp=4,pp=2,dp=2");
+    cfg.seed = seed;
+    cfg.steps = 16;
+    sim::scenario_options so;
+    so.onset = 5;
+    auto tj = failslow_test::simulate_traces(cfg, sim::scenario::dp_link, so);
+    diagnose::model_options mo;
+    mo.keep_windows = true;
+    const auto model = diagnose::build_job_model(tj.set, mo);
+    const auto rep = diagnose::diagnose(model, tj.job.topo);
+    INFO("seed " << seed << "\n" << describe(rep));
+    const auto score = sim::score_case(tj.job.truth, rep);
+    CHECK(score.counts.false_positives == 0);
+    CHECK(of_kind(rep, "degraded_link").size() == 1);
+    for (const auto* f : of_kind(rep, "straggler")) CHECK(f->phase != "idle");
+  }
+}

@@ -772,6 +772,29 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
     const auto l3 = find_degraded(m, topo, &l1, l3o);
     for (const auto& d : l3.kernels) rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
     for (const auto& d : l3.links) rep.findings.push_back(detail::l3_link_finding(m, d));
+    // A rank of a degraded link's group whose GPU idles more over the link's steps waited for
+    // the slow collective outside its kernels (a host-side sync at the step's end): the link's
+    // victim, not a host-bound straggler.
+    for (const auto& d : l3.links) {
+      std::vector<int> victims;
+      rep.findings.erase(std::remove_if(rep.findings.begin(), rep.findings.end(),
+                                        [&](const finding& f) {
+                                          const bool victim =
+                                              f.level == "L2" && f.kind == "straggler" &&
+                                              f.phase == m.phases[idle_phase].name && f.ranks.size() == 1 &&
+                                              std::find(d.ranks.begin(), d.ranks.end(), f.ranks.front()) !=
+                                                  d.ranks.end() &&
+                                              f.first_step <= m.steps[d.last] && f.last_step >= m.steps[d.first];
+                                          if (victim) victims.push_back(f.ranks.front());
+                                          return victim;
+                                        }),
+                         rep.findings.end());
+      if (victims.empty()) continue;
+      std::string list;
+      for (int r : victims) list += (list.empty() ? "" : ", ") + std::to_string(r);
+      rep.notes.push_back("L2: rank(s) " + list + " idle more while their group's link " + d.group +
+                          " is degraded (L3): waiting for it, not called stragglers");
+    }
     for (const auto& d : l3.stages) rep.findings.push_back(detail::l3_stage_finding(m, d));
     // Inter-worker outliers add a rank only where no other finding names it.
     std::vector<bool> named(m.rank_count(), false);
