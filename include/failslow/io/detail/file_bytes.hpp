@@ -103,6 +103,19 @@ class byte_block {
   std::unique_ptr<char[]> heap_;
 };
 
+/// `path` opened for reading, or invalid_argument naming why not (errno) or that it is a
+/// directory (fopen opens one for reading on Linux; its "size" is no file's).
+inline std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_for_reading(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!f) throw invalid_argument("cannot open " + path + ": " + std::strerror(errno));
+#if defined(FAILSLOW_HAS_MMAP)
+  struct stat st {};
+  if (::fstat(::fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))
+    throw invalid_argument("cannot read " + path + ": it is a directory, not a file");
+#endif
+  return f;
+}
+
 class file_bytes {
  public:
   file_bytes() = default;
@@ -119,14 +132,7 @@ class file_bytes {
 
   static file_bytes open(const std::string& path) {
     file_bytes out;
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-    if (!f) throw invalid_argument("cannot open " + path + ": " + std::strerror(errno));
-#if defined(FAILSLOW_HAS_MMAP)
-    // fopen opens a directory for reading on Linux; its "size" is no file's.
-    struct stat st {};
-    if (::fstat(::fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))
-      throw invalid_argument("cannot read " + path + ": it is a directory, not a file");
-#endif
+    auto f = open_for_reading(path);
     unsigned char magic[2] = {0, 0};
     const bool gz = std::fread(magic, 1, 2, f.get()) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if (!gz) {
@@ -218,15 +224,7 @@ class file_bytes {
 class file_stream {
  public:
   explicit file_stream(const std::string& path) : path_(path), z_(nullptr, gzclose) {
-    {  // opened by stdio first: the reason it cannot be (errno), and no directory
-      std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-      if (!f) throw invalid_argument("cannot open " + path + ": " + std::strerror(errno));
-#if defined(FAILSLOW_HAS_MMAP)
-      struct stat st {};
-      if (::fstat(::fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))
-        throw invalid_argument("cannot read " + path + ": it is a directory, not a file");
-#endif
-    }
+    open_for_reading(path);  // by stdio first: the reason it cannot be (errno), and no directory
     z_.reset(gzopen(path.c_str(), "rb"));
     if (!z_) throw invalid_argument("cannot open " + path);
     gzbuffer(z_.get(), 1 << 17);
