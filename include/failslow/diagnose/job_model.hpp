@@ -299,7 +299,7 @@ class job_model_builder {
         const std::string_view name = name_of(k.key);
         c = static_cast<std::int8_t>(opt_.breakdown.classifier.classify(name));
       }
-      sums[static_cast<std::size_t>(c)] += k.total_ns;
+      sums[static_cast<std::uint8_t>(c)] += k.total_ns;  // c >= 0 here: a kernel_class
     }
     auto& v = rs.values[id];
     v.assign(1 + phases_.size(), nan);
