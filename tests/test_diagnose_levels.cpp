@@ -181,7 +181,7 @@ TEST_CASE("L2 with a guessed layout: changed but not slower, negligible or slow 
           m.phase_ns(r, diagnose::idle_phase, s) = 5e6 * std::exp(noise(rng));
         }
       for (std::size_t s = 0; s < 8; ++s) m.phase_ns(1, diagnose::compute_phase, s) *= 0.5;  // fast, then like the rest
-      for (std::size_t s = 8; s < S; ++s) m.phase_ns(2, diagnose::memory_phase, s) *= 2;  // 0.1 % of a step
+      for (std::size_t s = 8; s < S; ++s) m.phase_ns(2, diagnose::memory_phase, s) *= 2;     // 0.1 % of a step
       for (std::size_t s = 0; s < 3; ++s) m.phase_ns(3, diagnose::compute_phase, s) *= 1.6;  // slow from the start
       if (with_straggler)
         for (std::size_t s = 10; s < S; ++s) {

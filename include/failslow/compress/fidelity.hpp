@@ -114,8 +114,8 @@ inline void add_trace_fidelity(fidelity_figures& figures, const io::trace_data& 
     const auto it = std::lower_bound(windows.begin(), windows.end(), window_of_event[i],
                                      [](const auto& w, std::int64_t id) { return w.first < id; });
     if (it == windows.end() || it->first != window_of_event[i]) continue;  // a window not listed
-    exact[{static_cast<std::size_t>(it - windows.begin()), keys && i < keys->size() ? (*keys)[i] : ev[i].name}].push_back(
-        static_cast<double>(ev[i].duration_ns()));
+    exact[{static_cast<std::size_t>(it - windows.begin()), keys && i < keys->size() ? (*keys)[i] : ev[i].name}]
+        .push_back(static_cast<double>(ev[i].duration_ns()));
   }
   for (auto& [key, durations] : exact) {
     const kernel_summary* k = windows[key.first].second->find(key.second);

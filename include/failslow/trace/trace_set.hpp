@@ -208,7 +208,8 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
       for (const auto& e : std::filesystem::recursive_directory_iterator(p))
         if (e.is_regular_file() && detail::is_trace_file(e.path().filename().string()))
           found.push_back(e.path().string());
-      if (found.empty()) throw invalid_argument("no trace files (*.json, *.csv, *.tsv and their .gz, *.sqlite) in " + p);
+      if (found.empty())
+        throw invalid_argument("no trace files (*.json, *.csv, *.tsv and their .gz, *.sqlite) in " + p);
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
       if (from_folder) from_folder->resize(out.size(), true);
