@@ -50,10 +50,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
-#include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "failslow/collect/clock_anchor.hpp"
@@ -348,12 +346,7 @@ class activity_parser {
                                             static_cast<std::uint32_t>(k.gridZ)};
     const std::array<std::uint32_t, 3> block{static_cast<std::uint32_t>(k.blockX), static_cast<std::uint32_t>(k.blockY),
                                              static_cast<std::uint32_t>(k.blockZ)};
-    const shape s{id, grid, block};
-    const auto it = shapes_.find(s);
-    if (it != shapes_.end()) return it->second;
-    const name_id key = names_.intern(launch_shape_key(names_.name(id), grid, block));
-    shapes_.emplace(s, key);
-    return key;
+    return shapes_.key(id, grid, block);
   }
 
   const cache_entry& lookup(const char* p) {
@@ -406,8 +399,7 @@ class activity_parser {
   };
 
   name_table& names_;
-  using shape = std::tuple<name_id, std::array<std::uint32_t, 3>, std::array<std::uint32_t, 3>>;
-  std::map<shape, name_id> shapes_;  // (kernel, grid, block) -> its key
+  launch_shape_interner<name_table> shapes_{names_};  // (kernel, grid, block) -> its key
   const clock_anchor& clock_;
   parser_options opt_;
   std::vector<cache_entry> cache_;

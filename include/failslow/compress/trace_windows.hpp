@@ -32,12 +32,9 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <map>
 #include <numeric>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,16 +62,10 @@ std::vector<name_id> launch_shape_keys(const io::trace_data& trace, Table& names
   const auto& ev = trace.events;
   std::vector<name_id> keys(ev.size());
   for (std::size_t i = 0; i < ev.size(); ++i) keys[i] = ev[i].name;
-  using shape = std::tuple<name_id, std::array<std::uint32_t, 3>, std::array<std::uint32_t, 3>>;
-  std::map<shape, name_id> known;
-  for (const auto& l : trace.launches) {
-    if (l.event >= ev.size() || ev[l.event].kind != event_kind::kernel) continue;
-    const shape s{ev[l.event].name, l.grid, l.block};
-    auto it = known.find(s);
-    if (it == known.end())
-      it = known.emplace(s, names.intern(launch_shape_key(names.name(ev[l.event].name), l.grid, l.block))).first;
-    keys[l.event] = it->second;
-  }
+  launch_shape_interner<Table> shapes(names);
+  for (const auto& l : trace.launches)
+    if (l.event < ev.size() && ev[l.event].kind == event_kind::kernel)
+      keys[l.event] = shapes.key(ev[l.event].name, l.grid, l.block);
   return keys;
 }
 
