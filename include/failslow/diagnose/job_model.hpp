@@ -132,6 +132,17 @@ struct wait_attribution {
   std::vector<std::string> phase_before_late;  ///< per rank: what it ran before its late arrivals
   std::uint64_t collectives = 0, instances = 0, pairs = 0, unmatched = 0, keys_skipped = 0;
   bool clocks_aligned = false;
+  /// One group-collective instance's transfer time (diagnose/detail/instance_transfer.hpp): its
+  /// shortest member's duration -- the last arriver waits for nobody, so no wait, inherited or
+  /// not, is in it. L3's link test reads these.
+  struct transfer {
+    std::uint32_t group = 0;  ///< index into transfer_groups
+    std::uint32_t key = 0;    ///< the collective's kernel key (job_model::kernel_names)
+    std::uint32_t step = 0;   ///< model step index
+    double ns = 0;
+  };
+  std::vector<std::vector<int>> transfer_groups;  ///< the ranks of each instance's group, ascending
+  std::vector<transfer> transfers;
 };
 
 /// One launch gap of a rank's host in which its GPU ran nothing (diagnose/l4_host.hpp).

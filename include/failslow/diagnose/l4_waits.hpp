@@ -57,6 +57,7 @@
 
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/diagnose/detail/instance_transfer.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/trace/clock_align.hpp"
@@ -206,6 +207,7 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
         step_of[t][i] = static_cast<std::int32_t>(it - m.steps.begin());
     }
   }
+  detail::record_transfers(m, set, matching, row, step_of);  // L3's link test reads them
   auto arrival = [&](const trace::collective_member& mem) {
     return set.traces[mem.trace].data.events[mem.event].start_ns - offset[mem.trace];
   };
