@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <failslow/stats/quantile_grid.hpp>
 #include <failslow/stats/w1_matrix.hpp>
 #include <failslow/stats/wasserstein.hpp>
@@ -390,4 +391,90 @@ TEST_CASE("W1 of quantile-grid vectors is within 0.1 % of the mean of the exact 
     CHECK(rel <= 1e-3);
   }
   WARN("worst |W1_grid - W1| / mean over 200 random pairs: " << worst);
+}
+
+namespace {
+// quantile_vector as it was first written: every component's nodes merged with std::merge, F at
+// each node the sum over every component. The shortcuts of quantile_grid.hpp (appending nodes
+// of ascending components, skipping the components wholly below or above a node) must give
+// these bits.
+std::vector<double> quantile_vector_every_term(const lognormal_mixture& m, const quantile_grid& grid) {
+  const auto& c0 = m.components().front();
+  if (m.components().size() == 1 && (c0.is_point_mass() || !m.truncated()))
+    return quantile_vector(m, grid);  // the closed forms, not the node sums
+  std::vector<stats::detail::component_cdf> parts;
+  for (const auto& c : m.components()) parts.emplace_back(c, m.truncated());
+  std::vector<stats::detail::quantile_node> nodes, own, merged;
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    own.resize(parts[c].nodes(grid, c, own));
+    merged.resize(nodes.size() + own.size());
+    std::merge(nodes.begin(), nodes.end(), own.begin(), own.end(), merged.begin(),
+               [](const stats::detail::quantile_node& a, const stats::detail::quantile_node& b) { return a.t < b.t; });
+    nodes.swap(merged);
+  }
+  double running = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const bool strict = i + 1 < nodes.size() && nodes[i + 1].t == nodes[i].t;
+    double f = 0;
+    for (std::size_t c = 0; c < parts.size(); ++c)
+      f += parts[c].cdf(nodes[i].t, strict, c == nodes[i].owner ? nodes[i].own_phi : -1.0);
+    nodes[i].f = running = std::max(running, std::min(1.0, f));
+  }
+  std::vector<double> out(grid.size());
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    while (j < nodes.size() && nodes[j].f < grid.u()[i]) ++j;
+    out[i] = j == 0              ? std::exp(nodes.front().t)
+             : j == nodes.size() ? std::exp(nodes.back().t)
+                                 : stats::detail::interpolate_t(nodes[j - 1], nodes[j], grid.u()[i]);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("quantile-grid vectors: the shortcuts give the bits of summing every component at every node") {
+  // Ascending disjoint clusters, log-uniform pieces sharing their ends (knots), point masses
+  // (values, repeated values), overlapping and descending clusters (the plain sum), untruncated.
+  std::mt19937_64 rng(61);
+  std::uniform_real_distribution<double> u01(0, 1);
+  const quantile_grid g32(32), g256(256);
+  int ordered_cases = 0;
+  for (int t = 0; t < 400; ++t) {
+    const int kind = t % 5, parts = 1 + static_cast<int>(u01(rng) * 6);
+    std::vector<lognormal_component> comps;
+    double x = 1e3 * (1 + 100 * u01(rng));
+    for (int c = 0; c < parts; ++c) {
+      const double next = x * (1 + (kind == 1 ? 0.3 : 2.0) * u01(rng));
+      const double w = kind == 0 && c == 1 ? 0.0 : 0.02 + u01(rng);
+      if (kind == 1) {  // knots: adjacent log-uniform pieces
+        comps.push_back(log_uniform_piece(x, next, w));
+      } else if (kind == 2) {  // values: point masses, some repeated
+        comps.push_back(log_uniform_piece(x, x, w));
+      } else {  // clusters, truncated to their ranges
+        lognormal_component k;
+        k.weight = w;
+        k.mu = std::log(std::sqrt(x * next));
+        k.sigma = 0.01 + 0.5 * u01(rng);
+        k.point = std::exp(k.mu);
+        k.lo = kind == 3 ? x / 3 : x;  // kind 3: overlapping neighbours
+        k.hi = next;
+        comps.push_back(k);
+      }
+      if (!(kind == 2 && u01(rng) < 0.3)) x = next;
+    }
+    if (t % 10 == 4) std::reverse(comps.begin(), comps.end());  // descending: the plain sum
+    for (bool truncated : {true, false}) {
+      if (!truncated && kind == 1) continue;  // pieces mean nothing untruncated
+      const lognormal_mixture m(comps, truncated);
+      ordered_cases += truncated && kind != 3 && t % 10 != 4;
+      CAPTURE(t, kind, parts, truncated);
+      for (const auto* g : {&g32, &g256}) {
+        const auto fast = quantile_vector(m, *g), plain = quantile_vector_every_term(m, *g);
+        std::size_t differ = 0;  // entries whose bits differ
+        for (std::size_t i = 0; i < fast.size(); ++i) differ += std::memcmp(&fast[i], &plain[i], sizeof(double)) != 0;
+        CHECK(differ == 0);
+      }
+    }
+  }
+  CHECK(ordered_cases > 100);
 }
