@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <failslow/io/detail/json_scan.hpp>
 #include <failslow/io/kineto_reader.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -64,6 +65,68 @@ TEST_CASE("decimal text converts to exact scaled integers") {
     CHECK(parse_scaled(bad, 0).status == number_status::malformed);
   for (const char* wrong : {"\"12\"", "true", "null", "[1]", "{}"})
     CHECK(parse_scaled(wrong, 0).status == number_status::not_number);
+}
+
+TEST_CASE("the traceEvents scan: every SIMD path this CPU has gives the baseline path's chunks and errors") {
+  // Random events whose strings hold brackets, commas, escaped quotes and runs of backslashes,
+  // at every offset against the 64-byte blocks and 4 KiB batches; documents cut short (errors).
+  using stats::detail::simd_path;
+  std::mt19937_64 rng(17);
+  const char* pieces[] = {"[", "]", "{", "}", ",", "\\\"", "\\\\", "\\\\\\\"", "x", " ", "\\n", "é"};
+  auto text = [&] {
+    std::string s;
+    const std::size_t n = rng() % 40;
+    for (std::size_t i = 0; i < n; ++i) s += pieces[rng() % (sizeof pieces / sizeof pieces[0])];
+    return s;
+  };
+  struct outcome {
+    io::detail::events_layout layout;
+    std::string error;
+  };
+  auto scan = [](const std::string& doc, std::size_t chunk, simd_path path) {
+    outcome o;
+    try {
+      o.layout = io::detail::events_scanner(doc.data(), doc.size(), chunk, 64, "doc", path).scan();
+    } catch (const parse_error& e) {
+      o.error = e.what();
+    }
+    return o;
+  };
+  int errors = 0, documents = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::string ev;
+    const int n = 1 + static_cast<int>(rng() % 400);
+    for (int i = 0; i < n; ++i) {
+      if (i) ev += rng() % 4 == 0 ? " ,\n " : ",";
+      ev += "{\"name\": \"" + text() + "\", \"ts\": " + std::to_string(rng() % 100000) + ", \"args\": {\"a\": [[" +
+            std::to_string(i) + "], {\"s\": \"" + text() + "\"}]}}";
+    }
+    std::string doc = trial % 3 == 0 ? "[" + ev + "]" : wrap(ev, " \"x\": [\"" + text() + "\"],");
+    if (trial % 5 == 4) doc.resize(rng() % doc.size());  // truncated: an error somewhere
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{300}, std::size_t{5000}}) {
+      const auto base = scan(doc, chunk, simd_path::baseline);
+      errors += !base.error.empty();
+      ++documents;
+      for (std::size_t p = 0; p < stats::detail::simd_path_count; ++p) {
+        const auto path = static_cast<simd_path>(p);
+        CAPTURE(trial, chunk, stats::detail::to_string(path));
+        if (!stats::detail::simd_path_supported(path)) {
+          CHECK_THROWS_AS(scan(doc, chunk, path), invalid_argument);
+          continue;
+        }
+        const auto o = scan(doc, chunk, path);
+        CHECK(o.error == base.error);
+        CHECK(o.layout.found == base.layout.found);
+        CHECK(o.layout.root_is_array == base.layout.root_is_array);
+        CHECK(o.layout.open == base.layout.open);
+        CHECK(o.layout.close == base.layout.close);
+        CHECK(o.layout.count == base.layout.count);
+        CHECK(o.layout.chunks == base.layout.chunks);
+      }
+    }
+  }
+  CHECK(errors > 0);
+  CHECK(errors < documents);
 }
 
 #if FAILSLOW_HAS_SIMDJSON

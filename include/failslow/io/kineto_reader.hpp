@@ -51,8 +51,9 @@
 //   (distributedInfo, pg_config, deviceProperties), kineto_event_fields.hpp (one event's fields
 //   as written), kineto_builder.hpp (raw fields -> events, launches, collectives); json_scan.hpp
 //   finds and cuts traceEvents. This header walks the document and ties them together.
-// Complexity: O(bytes). A structural pre-scan (64 bytes at a time with AVX-512BW, AVX2 or
-//   SSE2, whichever the build targets: strings and bracket depth only) finds traceEvents and
+// Complexity: O(bytes). A structural pre-scan (64 bytes at a time with AVX-512BW or AVX2 where
+//   the CPU has them, picked at run time, else what the build targets: strings and bracket
+//   depth only) finds traceEvents and
 //   cuts it into chunks of whole events (chunk_bytes, 1 MiB); each chunk is parsed by one
 //   reused simdjson parser, so memory is the file (read into memory, on Linux into huge
 //   pages; or gunzipped) + O(chunk) + 40 bytes per stored event (the vector keeps at most 25 %

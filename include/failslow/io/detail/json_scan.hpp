@@ -2,9 +2,12 @@
 // and cuts it into chunks of whole events, without parsing the events.
 //
 // The scanner tracks only strings (quote masks and their prefix XOR, escapes resolved where a
-// backslash occurs) and bracket depth, 64 bytes at a time (AVX-512BW, AVX2 or SSE2 compares,
-// whichever the build targets; plain C++ elsewhere): only brackets are walked one by one, the
-// commas between two events are taken as a mask, so it runs at memory speed; each chunk is then parsed and validated by
+// backslash occurs) and bracket depth, 64 bytes at a time: only brackets are walked one by one,
+// the commas between two events are taken as a mask, so it runs at memory speed. The 64-byte
+// compares run on the widest path the CPU has (stats/detail/simd_path.hpp: AVX-512BW or AVX2
+// through target attributes, in builds without -march too; else what the build targets, SSE2
+// on baseline x86-64, plain C++ elsewhere), a batch of blocks per call; every path gives the
+// same masks, hence the same layout and errors. Each chunk is then parsed and validated by
 // simdjson with a small, reused parser (its index stays in cache, and memory does not grow
 // with the file). Malformed structure the scanner meets (a file that ends inside a string,
 // object or array; a missing ':' or ','; content after the top-level value of an array
@@ -12,6 +15,7 @@
 // parse_error with the byte offset; everything else is left to simdjson.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,8 +25,9 @@
 #include <vector>
 
 #include "failslow/core/error.hpp"
+#include "failslow/stats/detail/simd_path.hpp"
 
-#if defined(__AVX512BW__) || defined(__AVX2__)
+#if defined(FAILSLOW_SIMD_DISPATCH) || defined(__AVX512BW__) || defined(__AVX2__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -39,14 +44,149 @@ struct events_layout {
   std::vector<std::pair<std::size_t, std::size_t>> chunks;  ///< [begin, end) of runs of whole events
 };
 
+/// Bit masks of one 64-byte block of JSON text (bit k = byte k).
+struct json_scan_masks {
+  std::uint64_t quote = 0, backslash = 0, open = 0, close = 0, comma = 0;
+};
+
+// One 64-byte block classified on each instruction set ('[' | 0x20 == '{', ']' | 0x20 == '}',
+// and no other byte folds onto them). The AVX-512BW and AVX2 versions carry target attributes,
+// so a baseline build has them too (FAILSLOW_SIMD_DISPATCH) and runs them where the CPU can.
+#if defined(FAILSLOW_SIMD_DISPATCH) || defined(__AVX512BW__)
+#if defined(FAILSLOW_SIMD_DISPATCH)
+__attribute__((target("avx512f,avx512bw")))
+#endif
+inline json_scan_masks
+json_classify_avx512(const char* p) noexcept {
+  json_scan_masks m;
+  const __m512i b = _mm512_loadu_si512(static_cast<const void*>(p));
+  const __m512i folded = _mm512_or_si512(b, _mm512_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+  m.quote = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('"'));
+  m.backslash = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('\\'));
+  m.open = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{'));
+  m.close = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'));
+  m.comma = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8(','));
+  return m;
+}
+#endif
+#if defined(FAILSLOW_SIMD_DISPATCH) || defined(__AVX2__)
+#if defined(FAILSLOW_SIMD_DISPATCH)
+__attribute__((target("avx2")))
+#endif
+inline json_scan_masks
+json_classify_avx2(const char* p) noexcept {
+  json_scan_masks m;
+  const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\'), ob = _mm256_set1_epi8('{'),
+                cb = _mm256_set1_epi8('}'), cm = _mm256_set1_epi8(','), fold = _mm256_set1_epi8(0x20);
+  // No lambda here: a lambda does not take the function's target attribute.
+  for (int k = 0; k < 2; ++k) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+    const __m256i folded = _mm256_or_si256(b, fold);  // '[' -> '{', ']' -> '}'
+    const int shift = 32 * k;
+    m.quote |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, q)))} << shift;
+    m.backslash |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, bs)))} << shift;
+    m.open |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, ob)))} << shift;
+    m.close |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, cb)))} << shift;
+    m.comma |= std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, cm)))} << shift;
+  }
+  return m;
+}
+#endif
+
+// What the build targets: AVX-512BW, AVX2, SSE2, or plain C++.
+inline json_scan_masks json_classify_baseline(const char* p) noexcept {
+#if defined(__AVX512BW__)
+  return json_classify_avx512(p);
+#elif defined(__AVX2__)
+  return json_classify_avx2(p);
+#elif defined(__SSE2__)
+  json_scan_masks m;
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}'),
+                cm = _mm_set1_epi8(','), fold = _mm_set1_epi8(0x20);
+  for (int k = 0; k < 4; ++k) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i folded = _mm_or_si128(b, fold);  // '[' -> '{', ']' -> '}'
+    auto bits = [&](__m128i x) {
+      return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(x)) & 0xFFFFu) << (16 * k);
+    };
+    m.quote |= bits(_mm_cmpeq_epi8(b, q));
+    m.backslash |= bits(_mm_cmpeq_epi8(b, bs));
+    m.open |= bits(_mm_cmpeq_epi8(folded, ob));
+    m.close |= bits(_mm_cmpeq_epi8(folded, cb));
+    m.comma |= bits(_mm_cmpeq_epi8(b, cm));
+  }
+  return m;
+#else
+  json_scan_masks m;
+  for (int k = 0; k < 64; ++k) {
+    const std::uint64_t bit = std::uint64_t{1} << k;
+    switch (p[k]) {
+      case '"':
+        m.quote |= bit;
+        break;
+      case '\\':
+        m.backslash |= bit;
+        break;
+      case '{':
+      case '[':
+        m.open |= bit;
+        break;
+      case '}':
+      case ']':
+        m.close |= bit;
+        break;
+      case ',':
+        m.comma |= bit;
+        break;
+      default:
+        break;
+    }
+  }
+  return m;
+#endif
+}
+
+// `blocks` consecutive 64-byte blocks from p into out[0, blocks), on one path each (the loop
+// carries the path's target, so its compares are inlined).
+using json_classify_fn = void (*)(const char* p, std::size_t blocks, json_scan_masks* out);
+inline void json_classify_blocks_baseline(const char* p, std::size_t blocks, json_scan_masks* out) noexcept {
+  for (std::size_t b = 0; b < blocks; ++b) out[b] = json_classify_baseline(p + 64 * b);
+}
+#if defined(FAILSLOW_SIMD_DISPATCH)
+__attribute__((target("avx2"))) inline void json_classify_blocks_avx2(const char* p, std::size_t blocks,
+                                                                      json_scan_masks* out) noexcept {
+  for (std::size_t b = 0; b < blocks; ++b) out[b] = json_classify_avx2(p + 64 * b);
+}
+__attribute__((target("avx512f,avx512bw"))) inline void json_classify_blocks_avx512(const char* p, std::size_t blocks,
+                                                                                    json_scan_masks* out) noexcept {
+  for (std::size_t b = 0; b < blocks; ++b) out[b] = json_classify_avx512(p + 64 * b);
+}
+#endif
+
+/// The block classifier of `path`; invalid_argument when this CPU lacks it.
+inline json_classify_fn json_classify_for(stats::detail::simd_path path) {
+  using stats::detail::simd_path;
+  if (!stats::detail::simd_path_supported(path))
+    throw invalid_argument(std::string("json scan: this CPU lacks the ") + stats::detail::to_string(path) + " path");
+#if defined(FAILSLOW_SIMD_DISPATCH)
+  if (path == simd_path::avx512) return json_classify_blocks_avx512;
+  if (path == simd_path::avx2) return json_classify_blocks_avx2;
+#endif
+  return json_classify_blocks_baseline;
+}
+
 class events_scanner {
  public:
-  events_scanner(const char* data, std::size_t size, std::size_t chunk_bytes, std::size_t max_depth, std::string source)
+  /// `path`: the instruction set of the 64-byte compares (the CPU's widest by default; tests
+  /// force each); invalid_argument when this CPU lacks it.
+  events_scanner(const char* data, std::size_t size, std::size_t chunk_bytes, std::size_t max_depth, std::string source,
+                 stats::detail::simd_path path = stats::detail::best_simd_path())
       : d_(data),
         n_(size),
         chunk_(chunk_bytes == 0 ? 1 : chunk_bytes),
         max_depth_(max_depth),
-        source_(std::move(source)) {}
+        source_(std::move(source)),
+        classify_(json_classify_for(path)) {}
 
   events_layout scan() {
     events_layout out;
@@ -196,78 +336,20 @@ class events_scanner {
     fail(n_, "a closing '}' or ']' (the file ends inside an object or array: truncated?)");
   }
 
-  // Bit masks of one 64-byte block (bit k = byte k).
-  struct block_masks {
-    std::uint64_t quote = 0, backslash = 0, open = 0, close = 0, comma = 0;
-  };
+  // Bit masks of one 64-byte block (bit k = byte k): json_scan_masks, filled in batches.
+  using block_masks = json_scan_masks;
 
-  static block_masks classify_block(const char* p) noexcept {
-    block_masks m;
-#if defined(__AVX512BW__)
-    const __m512i b = _mm512_loadu_si512(static_cast<const void*>(p));
-    const __m512i folded = _mm512_or_si512(b, _mm512_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
-    m.quote = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('"'));
-    m.backslash = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8('\\'));
-    m.open = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{'));
-    m.close = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'));
-    m.comma = _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8(','));
-#elif defined(__AVX2__)
-    const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\'), ob = _mm256_set1_epi8('{'),
-                  cb = _mm256_set1_epi8('}'), cm = _mm256_set1_epi8(','), fold = _mm256_set1_epi8(0x20);
-    for (int k = 0; k < 2; ++k) {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
-      const __m256i folded = _mm256_or_si256(b, fold);  // '[' -> '{', ']' -> '}'
-      auto bits = [&](__m256i x) {
-        return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(x))) << (32 * k);
-      };
-      m.quote |= bits(_mm256_cmpeq_epi8(b, q));
-      m.backslash |= bits(_mm256_cmpeq_epi8(b, bs));
-      m.open |= bits(_mm256_cmpeq_epi8(folded, ob));
-      m.close |= bits(_mm256_cmpeq_epi8(folded, cb));
-      m.comma |= bits(_mm256_cmpeq_epi8(b, cm));
-    }
-#elif defined(__SSE2__)
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}'),
-                  cm = _mm_set1_epi8(','), fold = _mm_set1_epi8(0x20);
-    for (int k = 0; k < 4; ++k) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-      const __m128i folded = _mm_or_si128(b, fold);  // '[' -> '{', ']' -> '}'
-      auto bits = [&](__m128i x) {
-        return static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(x)) & 0xFFFFu) << (16 * k);
-      };
-      m.quote |= bits(_mm_cmpeq_epi8(b, q));
-      m.backslash |= bits(_mm_cmpeq_epi8(b, bs));
-      m.open |= bits(_mm_cmpeq_epi8(folded, ob));
-      m.close |= bits(_mm_cmpeq_epi8(folded, cb));
-      m.comma |= bits(_mm_cmpeq_epi8(b, cm));
-    }
+  // Bits set in x. Without POPCNT in the build's target (baseline x86-64) GCC and Clang call a
+  // library function for __builtin_popcountll; this is a few instructions inline instead.
+  static std::size_t popcount(std::uint64_t x) noexcept {
+#if defined(__POPCNT__) || !defined(__x86_64__)
+    return static_cast<std::size_t>(__builtin_popcountll(x));
 #else
-    for (int k = 0; k < 64; ++k) {
-      const std::uint64_t bit = std::uint64_t{1} << k;
-      switch (p[k]) {
-        case '"':
-          m.quote |= bit;
-          break;
-        case '\\':
-          m.backslash |= bit;
-          break;
-        case '{':
-        case '[':
-          m.open |= bit;
-          break;
-        case '}':
-        case ']':
-          m.close |= bit;
-          break;
-        case ',':
-          m.comma |= bit;
-          break;
-        default:
-          break;
-      }
-    }
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return static_cast<std::size_t>((x * 0x0101010101010101ull) >> 56);
 #endif
-    return m;
   }
 
   // Inclusive prefix XOR: bit k = xor of bits 0..k (1 inside a string, from its opening quote).
@@ -291,15 +373,26 @@ class events_scanner {
     bool in_string = false, escaped_next = false;
     std::size_t commas = 0;
     char tail[64];
+    constexpr std::size_t batch = 64;  // blocks classified per call (4 KiB of text, 2.5 KiB of masks)
+    block_masks masks[batch];
+    std::size_t batch_base = 0, batch_blocks = 0;  // the blocks in masks[]: from batch_base
     for (std::size_t base = open + 1; base < n_; base += 64) {
       const char* p = d_ + base;
       const std::size_t len = n_ - base < 64 ? n_ - base : 64;
+      if (base >= batch_base + 64 * batch_blocks) {  // classify the next batch of whole blocks
+        batch_base = base;
+        batch_blocks = std::min(batch, (n_ - base) / 64);
+        if (batch_blocks > 0) classify_(p, batch_blocks, masks);
+      }
+      block_masks m;
       if (len < 64) {
         std::memset(tail, ' ', sizeof tail);
         std::memcpy(tail, p, len);
         p = tail;
+        classify_(p, 1, &m);
+      } else {
+        m = masks[(base - batch_base) / 64];
       }
-      block_masks m = classify_block(p);
       // Escaped characters: rare in traces, so resolved byte by byte where a backslash occurs.
       std::uint64_t escaped = 0;
       if (m.backslash != 0 || escaped_next) {
@@ -350,7 +443,7 @@ class events_scanner {
   // at least chunk_ bytes after the current chunk's start ends that chunk.
   void split_at(std::uint64_t c, std::size_t base, std::size_t& chunk_begin, std::size_t& last_cut, std::size_t& commas,
                 events_layout& out) const {
-    commas += static_cast<std::size_t>(__builtin_popcountll(c));
+    commas += popcount(c);
     const std::size_t last = base + 63 - static_cast<std::size_t>(__builtin_clzll(c));
     while (c != 0 && last - chunk_begin >= chunk_) {
       const std::size_t pos = base + static_cast<std::size_t>(__builtin_ctzll(c));
@@ -379,6 +472,7 @@ class events_scanner {
   std::size_t chunk_;
   std::size_t max_depth_;
   std::string source_;
+  json_classify_fn classify_;
 };
 
 }  // namespace failslow::io::detail

@@ -5,7 +5,8 @@
 //   that matter: each is compiled once per path, the AVX2 and AVX-512 copies with GCC/Clang
 //   __attribute__((target(...))), and the path is picked at run time from the CPU.
 //     simd_path                       baseline (what the build targets: SSE2 by default, more
-//                                     with -march), avx2, avx512 (AVX-512F and DQ)
+//                                     with -march), avx2, avx512 (AVX-512F, DQ and BW: every
+//                                     CPU with DQ has BW; the JSON scan's byte compares need it)
 //     simd_path_supported(p)          whether this CPU (and OS) runs path p; baseline always
 //     best_simd_path()                the widest supported path, looked up once
 //   Only x86-64 with GCC or Clang has the avx2 / avx512 paths (FAILSLOW_SIMD_DISPATCH is then
@@ -46,7 +47,8 @@ inline bool simd_path_supported(simd_path p) noexcept {
     case simd_path::avx2:
       return __builtin_cpu_supports("avx2");
     case simd_path::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512bw");
     default:
       return true;
   }
