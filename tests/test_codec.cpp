@@ -164,9 +164,12 @@ TEST_CASE("truncated and random inputs never read out of bounds") {
     (void)decode_summaries(noise);
   }
   CHECK_THROWS_AS(decode_summaries("nope"), parse_error);
-  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x03\x0a\x10\x00\x00", 9)), parse_error);  // a later version
-  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00\x07", 9)), parse_error);  // coarse shift 7
-  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);      // truncated
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x04\x0a\x10\x00\x01\x00", 10)), parse_error);  // a later version
+  CHECK_THROWS_WITH(decode_summaries(std::string("FSUM\x04\x0a\x10\x00\x01\x00", 10)),
+                    Catch::Contains("format version 1, 2 or 3"));
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x03\x0a\x10\x00\x01\x07", 10)), parse_error);  // extremes 7
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00\x07", 9)), parse_error);       // coarse shift 7
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);           // truncated
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x01\x40\x10\x00", 8)), parse_error);
   CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, codec_options{2, 16}), invalid_argument);
 }
@@ -352,8 +355,8 @@ TEST_CASE("a sink that only reads the windows sees what decode_summaries keeps, 
 
 namespace {
 // The windows of tests/data/fsum/v1_windows.fsum (format version 1, written by the codec before
-// version 2) and v2_zstd.fsum (version 2, zstd groups of 1 KiB), built without the compressor so
-// that the expectation does not move with it.
+// version 2), v2_zstd.fsum (version 2, zstd groups of 1 KiB) and v3_windows.fsum (version 3),
+// built without the compressor so that the expectation does not move with it.
 std::vector<window_summary> fsum_fixture_windows() {
   std::vector<window_summary> out;
   for (int rank = 0; rank < 2; ++rank)
@@ -414,6 +417,24 @@ TEST_CASE("format version 1 files still decode", "[codec][version]") {
   const double rel = std::ldexp(1.0, -8) * 1.0001;  // 7 bits
   for (std::size_t i = 0; i < expected.size(); ++i) check_close(dec.windows[i], expected[i], rel, 0);
   CHECK(dec.options.coarse_shift == 0);  // version 1 has none
+  CHECK(dec.names.at(3) == "kernel_3<float>(float const*, int)");
+}
+
+TEST_CASE("format version 3 files decode (the format frozen in a fixture)", "[codec][version]") {
+  // tests/data/fsum/v3_windows.fsum: the fixture windows written by the format 3 encoder with
+  // its defaults (7 bits, coarse shift 1, key frame every 8, no zstd). A change to the format
+  // that old files cannot follow fails here.
+  const std::string bytes = read_fsum_fixture("v3_windows.fsum");
+  REQUIRE(static_cast<int>(bytes[4]) == 3);
+  const auto dec = decode_summaries(bytes);
+  CHECK(dec.damaged.empty());
+  CHECK(dec.windows_without_reference == 0);
+  CHECK(dec.options.coarse_shift == 1);
+  CHECK(dec.options.extremes_shift == 0);
+  const auto expected = fsum_fixture_windows();
+  REQUIRE(dec.windows.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    check_close(dec.windows[i], expected[i], std::ldexp(1.0, -8) * 1.0001);
   CHECK(dec.names.at(3) == "kernel_3<float>(float const*, int)");
 }
 
@@ -525,4 +546,148 @@ TEST_CASE("values and knots round-trip and a v2 stream rejects what it cannot ho
       CHECK(b.values.back() == Approx(x.back()).epsilon(rel));
     }
   }
+}
+
+namespace {
+std::string encode_all(const std::vector<window_summary>& windows, const name_table& names, codec_options opt) {
+  summary_encoder enc([&](name_id id) { return std::string(names.name(id)); }, opt);
+  std::string bytes = enc.header();
+  for (const auto& w : windows) enc.encode(w, bytes);
+  enc.flush(bytes);
+  return bytes;
+}
+}  // namespace
+
+TEST_CASE("format 3 (range-coded windows) is the default, format 2 is still written on request and read",
+          "[codec][version]") {
+  name_table names;
+  const auto windows = make_windows(names, 3, 40, 5);
+  codec_options v2;
+  v2.format_version = 2;
+  const std::string old_format = encode_all(windows, names, v2), now = encode_all(windows, names, {});
+  REQUIRE(static_cast<int>(old_format[4]) == 2);
+  REQUIRE(static_cast<int>(now[4]) == 3);
+  INFO("format 2: " << old_format.size() << " bytes, format 3: " << now.size());
+  CHECK(now.size() < old_format.size() * 3 / 4);
+  const auto a = decode_summaries(old_format), b = decode_summaries(now);
+  CHECK(a.damaged.empty());
+  CHECK(b.damaged.empty());
+  CHECK(a.options.format_version == 2);
+  CHECK(b.options.format_version == 3);
+  REQUIRE(a.windows.size() == windows.size());
+  REQUIRE(b.windows.size() == windows.size());
+  const double rel = std::ldexp(1.0, -8) * 1.0001;  // 7 bits
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    check_close(a.windows[i], windows[i], rel);
+    check_close(b.windows[i], windows[i], rel);
+    // The same codes but the totals, which format 3 rebuilds from the clusters (within rel).
+    for (std::size_t k = 0; k < b.windows[i].kernels.size(); ++k) {
+      const auto &x = a.windows[i].kernels[k], &y = b.windows[i].kernels[k];
+      REQUIRE(x.clusters.size() == y.clusters.size());
+      for (std::size_t c = 0; c < x.clusters.size(); ++c) {
+        CHECK(x.clusters[c].p50 == y.clusters[c].p50);
+        CHECK(x.clusters[c].max == y.clusters[c].max);
+        CHECK(x.clusters[c].variance == y.clusters[c].variance);
+      }
+    }
+  }
+  // An encoder asked for a format it cannot write says so.
+  codec_options bad;
+  bad.format_version = 4;
+  CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, bad), invalid_argument);
+  bad.format_version = 2;
+  bad.extremes_shift = 1;  // format 2 has no field for it
+  CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, bad), invalid_argument);
+}
+
+TEST_CASE("format 3: subsampled totals, coarse extremes and zero durations round-trip", "[codec][version]") {
+  window_summary w;
+  w.rank = 1;
+  kernel_summary sub;  // subsampled: the total is stored, not rebuilt from the clusters
+  sub.key = 3;
+  sub.count = 5000;
+  sub.sampled = 4096;
+  stats::cluster_summary c;
+  c.count = 4096;
+  c.min = 900;
+  c.max = 2500;
+  c.mean = 1000;
+  c.sum = c.mean * 4096;
+  c.variance = 50.0 * 50.0;
+  c.p50 = 990;
+  c.p90 = 1100;
+  c.p99 = 1400;
+  sub.clusters = {c};
+  sub.total_ns = 5000 * 1003.0;
+  kernel_summary zero;  // zero-length launches: code 0 in every field
+  zero.key = 7;
+  zero.count = zero.sampled = 40;
+  stats::cluster_summary z;
+  z.count = 40;
+  zero.clusters = {z};
+  w.kernels = {sub, zero};
+  for (unsigned extremes : {0u, 2u}) {
+    codec_options opt;
+    opt.extremes_shift = extremes;
+    opt.key_frame_interval = 4;
+    summary_encoder enc([](name_id id) { return "k" + std::to_string(id); }, opt);
+    std::string bytes = enc.header();
+    for (std::uint64_t id = 0; id < 6; ++id) {  // key windows and deltas
+      w.window_id = id;
+      w.kernels[0].clusters[0].mean = 1000.0 + 3.0 * static_cast<double>(id);
+      enc.encode(w, bytes);
+    }
+    const auto dec = decode_summaries(bytes);
+    CHECK(dec.damaged.empty());
+    CHECK(dec.options.extremes_shift == extremes);
+    REQUIRE(dec.windows.size() == 6);
+    const double rel = std::ldexp(1.0, -8) * 1.0001, coarse = std::ldexp(rel, static_cast<int>(extremes));
+    for (const auto& d : dec.windows) {
+      REQUIRE(d.kernels.size() == 2);
+      const auto &a = d.kernels[0], &b = d.kernels[1];
+      CHECK(a.count == 5000);
+      CHECK(a.sampled == 4096);
+      CHECK(a.total_ns == Approx(5000 * 1003.0).epsilon(rel));
+      CHECK(a.clusters.at(0).min == Approx(900).epsilon(coarse));
+      CHECK(a.clusters.at(0).max == Approx(2500).epsilon(coarse));
+      CHECK(a.clusters.at(0).mean == Approx(1000.0 + 3.0 * static_cast<double>(d.window_id)).epsilon(rel));
+      CHECK(b.count == 40);
+      CHECK(b.total_ns == 0);
+      CHECK(b.clusters.at(0).p99 == 0);
+    }
+  }
+}
+
+TEST_CASE("format 3: blocks with a valid CRC and a damaged range-coded stream are reported, never read past",
+          "[codec][version]") {
+  name_table names;
+  const auto windows = make_windows(names, 2, 12, 6);
+  const std::string bytes = encode_all(windows, names, {});
+  // Every window block, its payload bytes flipped one at a time and the CRC made valid again:
+  // the decoder must reject or decode each without reading out of bounds (ASan/UBSan builds).
+  std::size_t blocks = 0, rejected = 0;
+  for (std::size_t at = bytes.find("FSB1"); at != std::string::npos; at = bytes.find("FSB1", at + 4)) {
+    const auto type = static_cast<std::uint8_t>(bytes[at + 4]);
+    if (type != 2 && type != 3) continue;
+    failslow::compress::detail::byte_reader r(std::string_view(bytes).substr(at + 5));
+    std::uint64_t length = 0;
+    REQUIRE(r.varint(length));
+    const std::size_t payload_at = at + 5 + r.position();
+    ++blocks;
+    for (std::size_t i = 0; i < length; i += 3) {
+      std::string damaged = bytes;
+      damaged[payload_at + i] = static_cast<char>(damaged[payload_at + i] ^ 0x5A);
+      const std::string_view payload = std::string_view(damaged).substr(payload_at, static_cast<std::size_t>(length));
+      std::string crc;
+      failslow::compress::detail::put_u32(
+          crc, failslow::compress::detail::crc32c(
+                   payload, failslow::compress::detail::crc32c(std::string_view(damaged).substr(at + 4, 1))));
+      damaged.replace(payload_at + static_cast<std::size_t>(length), 4, crc);
+      const auto dec = decode_summaries(damaged);
+      CHECK(dec.windows.size() <= windows.size());
+      rejected += dec.damaged.empty() ? 0 : 1;
+    }
+  }
+  CHECK(blocks == windows.size());
+  CHECK(rejected > 0);
 }

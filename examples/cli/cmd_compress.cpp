@@ -56,6 +56,7 @@ struct compress_options {
   bool no_fidelity = false;
   std::size_t fidelity_pairs = 400;
   int zstd_level = failslow::compress::zstd_available ? 3 : 0;  // the codec's entropy stage
+  unsigned fsum_format = 3;                                     // 2: for readers before format 3
   bool mpi = false;
 };
 
@@ -140,6 +141,7 @@ compress::codec_options codec_options_of(const compress_options& o) {
   co.key_frame_interval = o.key_frame;
   co.precision_bits = o.precision;
   co.zstd_level = o.zstd_level;
+  co.format_version = o.fsum_format;
   return co;
 }
 
@@ -558,6 +560,9 @@ void add_compress_command(CLI::App& app) {
   cmd->add_option("--precision", opts->precision, "log-quantisation bits, relative error 2^-(bits+1) (default 7)");
   cmd->add_option("--zstd", opts->zstd_level,
                   "zstd level of the .fsum entropy stage, 0 for none (default 3 where built with zstd, else 0)");
+  cmd->add_option("--fsum-format", opts->fsum_format,
+                  "the .fsum format written: 3 (default, range-coded windows) or 2 (readers built before format 3)")
+      ->check(CLI::Range(2, 3));
   cmd->add_option("--cap", opts->cap, "durations kept per key and window before reservoir sampling (default 4096)");
   cmd->add_option("--window-ms", opts->window_ms, "time-bounded windows when the traces have no steps (0: one window)");
   cmd->add_flag("--no-steps", opts->no_steps, "ignore ProfilerStep annotations; use --window-ms windows");
