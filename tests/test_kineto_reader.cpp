@@ -65,6 +65,29 @@ TEST_CASE("decimal text converts to exact scaled integers") {
     CHECK(parse_scaled(bad, 0).status == number_status::malformed);
   for (const char* wrong : {"\"12\"", "true", "null", "[1]", "{}"})
     CHECK(parse_scaled(wrong, 0).status == number_status::not_number);
+  // The fast path (eight digits at a time) against the general one, on the same bytes.
+  std::mt19937_64 rng(5);
+  int fast = 0;
+  for (int t = 0; t < 200000; ++t) {
+    std::string tok(1, static_cast<char>('1' + rng() % 9));
+    const std::size_t int_len = 1 + rng() % 22, frac_len = rng() % 3 == 0 ? 0 : 1 + rng() % 5;
+    if (int_len == 1 && rng() % 4 == 0) tok = "0";
+    for (std::size_t i = 1; i < int_len && tok != "0"; ++i) tok += static_cast<char>('0' + rng() % 10);
+    if (frac_len) tok += '.';
+    for (std::size_t i = 0; i < frac_len; ++i) tok += static_cast<char>('0' + rng() % 10);
+    if (rng() % 50 == 0) tok[rng() % tok.size()] = static_cast<char>(":/a"[rng() % 3]);  // not a number
+    const int scale = static_cast<int>(rng() % 5);
+    const std::string in_buffer = tok + (rng() % 2 ? " \n" : "") + "12345678";  // digits past the token
+    const std::string_view view(in_buffer.data(), in_buffer.size() - 8);
+    const auto a = parse_scaled(view, scale), b = io::detail::parse_scaled_general(view, scale);
+    CAPTURE(tok, scale);
+    CHECK(a.status == b.status);
+    if (a.status != b.status || a.status != number_status::ok) continue;
+    CHECK(a.value == b.value);
+    CHECK(a.exact == b.exact);
+    fast += a.exact;
+  }
+  CHECK(fast > 50000);
 }
 
 TEST_CASE("the traceEvents scan: every SIMD path this CPU has gives the baseline path's chunks and errors") {
