@@ -218,11 +218,17 @@ inline std::vector<double> bin_and_convolve(const double* x, std::size_t count, 
   std::vector<double> f(G, 0.0);
   if (half <= 64) {
     const auto kernel = kernel_samples();
+    // Mirrored, sym[half + d] = kernel[|d|]: each point's contributions are then one contiguous
+    // multiply-add loop, which vectorises (the same products added in the same order).
+    double sym[2 * 64 + 1];
+    for (std::size_t m = 0; m <= half; ++m) sym[half + m] = sym[half - m] = kernel[m];
     for (std::size_t i = 0; i < G; ++i) {
       if (counts[i] == 0) continue;
       const double c = counts[i];
       const std::size_t from = i >= half ? i - half : 0, to = std::min(G - 1, i + half);
-      for (std::size_t t = from; t <= to; ++t) f[t] += c * kernel[t > i ? t - i : i - t];
+      const double* k = sym + (half + from - i);  // k[t - from] = kernel[|t - i|]
+      double* out = f.data() + from;
+      for (std::size_t t = 0; t <= to - from; ++t) out[t] += c * k[t];
     }
   } else {
     // Convolution through a zero-padded FFT. The kernel's transform is the Gaussian's own,
