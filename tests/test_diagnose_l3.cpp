@@ -21,10 +21,14 @@ struct run {
   report rep;
 };
 
-run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, double noise, double severity = 1.0) {
+// instances: also match the collectives into instances (L4's attribute_waits, as load_job does),
+// which gives L3 per-instance transfer times.
+run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, double noise, double severity = 1.0,
+                    bool instances = false, double clock_offset_us = -1) {
   sim::job_config cfg;
   cfg.sizes = parse_parallel_sizes(layout);
   cfg.seed = seed;
+  if (clock_offset_us >= 0) cfg.max_clock_offset_us = clock_offset_us;
   cfg.steps = 16;
   cfg.noise = noise;
   sim::scenario_options so;
@@ -34,6 +38,7 @@ run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, dou
   diagnose::model_options mo;
   mo.keep_windows = true;
   run r{diagnose::build_job_model(tj.set, mo), tj.job.truth, tj.job.topo, {}};
+  if (instances) diagnose::attribute_waits(r.model, tj.set, r.topo);
   r.rep = diagnose::diagnose(r.model, r.topo);
   return r;
 }
@@ -103,6 +108,60 @@ TEST_CASE("L3 names a degraded tp or dp link by its group and collective", "[dia
     CHECK(std::abs(links[0]->first_step - fault.first_step) <= 1);
     CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
   }
+}
+
+bool has_note(const report& rep, const std::string& part) {
+  return std::any_of(rep.notes.begin(), rep.notes.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+TEST_CASE("L3 names a degraded dp link with 2 dp groups per stage from its collective instances", "[diagnose][l3]") {
+  // tp=2: two dp groups per pipeline stage, too few to compare with each other. From the
+  // collective instances each group's transfer (its last arriver's duration) is judged against
+  // its own history, relative to the other dp groups. Hosts' clocks apart by up to 0, 0.8 and
+  // 20 ms: the transfer is measured on one clock.
+  for (std::uint64_t seed : {1u, 2u, 3u})
+    for (double severity : {1.0, 0.1}) {  // 4x and 1.3x transfers
+      const double skew_us = seed == 1 ? 0.0 : seed == 2 ? 800.0 : 20000.0;
+      const auto r = diagnose_traces("tp=2,pp=2,dp=4", sim::scenario::dp_link, seed, 1.0, severity, true, skew_us);
+      INFO("seed " << seed << " severity " << severity << "\n" << describe(r.rep));
+      const auto links = of_kind(r.rep, "degraded_link");
+      REQUIRE(links.size() == 1);
+      const auto& fault = r.truth.faults.front();
+      CHECK(links[0]->group == fault.group);
+      CHECK(std::find(fault.kernels.begin(), fault.kernels.end(), links[0]->kernel) != fault.kernels.end());
+      const auto *from = links[0]->evidence.find("transfer_from"), *within = links[0]->evidence.find("compared_within");
+      REQUIRE((from && within));
+      CHECK(from->text == "collective instances");
+      CHECK(within->text == "own history");
+      const double ratio = links[0]->evidence.number("transfer_ns") / links[0]->evidence.number("baseline_transfer_ns");
+      CHECK(ratio > 1 + 0.5 * (fault.factor - 1));
+      CHECK(ratio < 1 + 1.5 * (fault.factor - 1));
+      CHECK(std::abs(links[0]->first_step - fault.first_step) <= 1);
+      CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+      CHECK(has_note(r.rep, "judged against its own history"));
+    }
+  // Without the instances (the summaries' case) the dp links are not compared, and a note says why.
+  const auto r = diagnose_traces("tp=2,pp=2,dp=4", sim::scenario::dp_link, 1, 1.0, 1.0, false);
+  INFO(describe(r.rep));
+  CHECK(of_kind(r.rep, "degraded_link").empty());
+  CHECK(has_note(r.rep, "dp links are not compared"));
+}
+
+TEST_CASE("per-instance transfers stay quiet under a straggler whose waits propagate", "[diagnose][l3]") {
+  // A compute straggler makes its dp group, its stage and the stages after it wait in every
+  // collective; the last arriver's transfer does not rise, so no link is named.
+  // Seed 1 in tp=2,pp=2,dp=4 has a 6-step run of slow reduce-scatters in the straggler's dp
+  // group (noise, 1.11x) that its all-gathers do not share.
+  for (const char* layout : {"tp=2,pp=2,dp=4", "tp=2,pp=4,dp=2"})
+    for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+      const auto r = diagnose_traces(layout, sim::scenario::compute_straggler, seed, 2.0, 1.0, true);
+      INFO(layout << " seed " << seed << "\n" << describe(r.rep));
+      REQUIRE(r.model.waits.available);
+      REQUIRE(!r.model.waits.transfers.empty());
+      CHECK(of_kind(r.rep, "degraded_link").empty());
+      CHECK(!of_kind(r.rep, "straggler").empty());
+    }
 }
 
 TEST_CASE("L3 names a slow pipeline stage against its own history", "[diagnose][l3]") {

@@ -31,7 +31,8 @@
 //     L3 degraded_link group ("dp:3", "tp:5"), kernel (the collective), phase communication;
 //                      score = median robust z; evidence: transfer_ns, baseline_transfer_ns,
 //                      ratio, wait_ns, z, p_value, q_value, elevated_steps, group_ranks,
-//                      job_slowdown, compared_within, also_slow
+//                      job_slowdown, compared_within, transfer_from ("collective instances"
+//                      from traces, else "kernel summaries"), also_slow
 //     L3 slow_stage    group ("stage:2"), kernel (the one that lost most time); score = z;
 //                      evidence: observed_ns, baseline_ns, ratio, z, p_value, q_value,
 //                      elevated_steps, stage_ranks, job_slowdown, kernels
@@ -382,16 +383,19 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
       .add("elevated_steps", static_cast<double>(d.elevated_steps))
       .add("group_ranks", std::vector<double>(d.ranks.begin(), d.ranks.end()))
       .add("job_slowdown", d.job_slowdown)
-      .add("compared_within", d.compared_within);
+      .add("compared_within", d.compared_within)
+      .add("transfer_from", d.transfer_from);
   const std::string also = kernel_list(m, d.also);
   if (!also.empty()) f.evidence.add("also_slow", kernel_list_full(m, d.also));
   const bool own = d.compared_within == "own history";
+  const bool instances = d.transfer_from == "collective instances";
   f.summary = "link " + d.group + " (" + std::to_string(d.ranks.size()) + " ranks) transfers " +
               io::detail::format_kernel_name(f.kernel) + " " + format_ratio(d.ratio) +
               (own ? " its own earlier pace" : " the same-stage " + std::string(to_string(d.dim)) + " groups'") +
               " from step " + std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.transfer_ns) +
-              " vs " + format_duration(d.baseline_transfer_ns) + " per launch for its fastest rank; the others wait " +
-              format_duration(std::max(0.0, d.wait_ns)) + " more)";
+              " vs " + format_duration(d.baseline_transfer_ns) +
+              (instances ? " per collective, its last arriver's transfer" : " per launch for its fastest rank") +
+              "; the others wait " + format_duration(std::max(0.0, d.wait_ns)) + " more)";
   if (!also.empty()) f.summary += "; also " + also;
   return f;
 }

@@ -39,21 +39,35 @@
 //   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
 //   p = P(Binomial(n, max(peers' rate, 1 %)) >= k), k >= outlier_min_windows; BH over ranks.
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
-//   collective key; the group's value at step t is its transfer time
+//   collective key; the group's value at step t is its transfer time. From traces (L4's
+//   attribute_waits matched the collectives into instances, m.waits.transfers):
+//       T_gt = median over the group's instances of the key in step t of the instance's
+//              transfer, its shortest member's duration (detail/instance_transfer.hpp: the
+//              last arriver waits for nobody; its duration is the aligned end minus the last
+//              arrival)
+//   -- the instance's group is known, so neither a collective of another dimension nor a wait
+//   its ranks inherit is in T. From summaries (no instances):
 //       T_gt = min over the group's ranks of the key's typical launch (the p50 of the cluster
 //              holding its middle launch: robust to the few launches that waited long)
-//   (the rank that arrived last waited least: the fastest participant's duration is the
-//   transfer; the others' excess over it is wait), compared with the groups along the same
-//   dimension in the same pipeline stage (fewer than 3: its own history relative to the other
-//   groups). Groups of one dimension overlap groups of another in one rank only, so a slow
-//   link raises T in its own dimension and no other; a link that rose less than half as much as
-//   another, in another collective and during it, is taken for the waits that one causes.
+//   (the rank that arrived last waited least), which mixes in the key's collectives of the other
+//   dimensions through the same ranks. Compared with the groups along the same dimension in
+//   the same pipeline stage; with fewer than 3 there (tp 2 x pp 4 x dp 8: 2 dp groups per
+//   stage) each group is judged against its own history relative to the other groups along
+//   the dimension (L2's own-history test: a job-wide network slowdown cancels) when T comes
+//   from instances, and not at all from summaries (a note says which); a link carries all of
+//   its group's collectives, so such a claim stands only when every other collective the group
+//   ran rose too over the claimed steps, by half the floor relative to the other groups (one
+//   collective's run of noisy steps, with two instances per step, is no link). Groups of one
+//   dimension overlap groups of another in one rank only, so a slow link raises T in its own
+//   dimension and no other; a link that rose less than half as much as another, in another collective
+//   and during it, is taken for the waits that one causes.
 //   Slow stage -- one member per pipeline stage, its value the minimum over the stage's ranks
 //   of their compute time per step (one slow rank is L2's; a slow stage slows even its
 //   fastest rank); stages run different work and are only judged against their own history
 //   relative to the other stages.
 // Complexity: O(ranks x keys x steps x K) for the kernel distances (quantile vectors cost
-//   1-15 us each at K = 64), then L2's on the derived models.
+//   1-15 us each at K = 64), then L2's on the derived models; the links' per-step medians of
+//   instance transfers O(instances log instances).
 // Accuracy: that of L2's test on each derived model; the W1 of reconstructed summaries is within
 //   0.1 % of the mean of the exact W1 between the reconstructions (stats/quantile_grid.hpp).
 // Errors: a topology whose world size differs from the model's throws invalid_argument; options
@@ -63,9 +77,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -91,10 +107,11 @@ namespace failslow::diagnose {
 /// L2's options for the link test: transfer times vary more than compute, so an elevated
 /// step needs 8 % over the same-stage groups' median (a 1.1x link clears it; 5 % let 3-step
 /// runs of a collective of another dimension through, seen in the sensitivity table). A group without
-/// 3 same-stage groups to compare with is not judged against its own history: without the
-/// process groups (summaries do not keep them) a collective of another dimension seen through
-/// this one rises with every wait its ranks inherit (measured: 1.2-1.6x under a straggler,
-/// a false alarm in a third of the simulated faulty jobs).
+/// 3 same-stage groups to compare with is not judged against its own history from summaries:
+/// without the process groups a collective of another dimension seen through this one rises
+/// with every wait its ranks inherit (measured: 1.2-1.6x under a straggler, a false alarm in a
+/// third of the simulated faulty jobs). From traces find_degraded turns own history on: the
+/// per-instance transfer (detail/instance_transfer.hpp) carries neither.
 template <class = void>
 inline l2_options default_link_options() {
   l2_options o;
@@ -208,6 +225,10 @@ struct degraded_link {
   double z = 0, p_value = 1, q_value = 1;
   double transfer_ns = 0, baseline_transfer_ns = 0, ratio = 1;  ///< typical launch
   double wait_ns = 0;  ///< median over the group's ranks of their typical launch minus the transfer
+  /// Where the transfer times came from: "collective instances" (traces: per instance its
+  /// shortest member's duration, median per step) or "kernel summaries" (the fastest rank's
+  /// typical launch).
+  std::string transfer_from = "kernel summaries";
   double job_slowdown = 0;
   std::vector<int> ranks;
   std::vector<std::pair<std::size_t, double>> also;  ///< other slow collectives of the group
@@ -827,6 +848,31 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       }
     return seen == ranks.size() ? t : detail::l3_nan;
   };
+  // From traces, per group (m.waits.transfer_groups) and collective key: per step the median
+  // transfer time of the group's instances (detail/instance_transfer.hpp), NaN where it ran none.
+  std::map<std::vector<int>, std::uint32_t> instance_group;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<double>> instance_transfer;
+  if (o.find_links && m.waits.available && !m.waits.transfers.empty()) {
+    for (std::size_t g = 0; g < m.waits.transfer_groups.size(); ++g)
+      instance_group.emplace(m.waits.transfer_groups[g], static_cast<std::uint32_t>(g));
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<double>> per_step;
+    for (const auto& t : m.waits.transfers)
+      if (t.step < S) per_step[{t.group, t.key, t.step}].push_back(t.ns);
+    for (auto& [gks, v] : per_step) {
+      auto& series = instance_transfer[{std::get<0>(gks), std::get<1>(gks)}];
+      if (series.empty()) series.assign(S, detail::l3_nan);
+      series[std::get<2>(gks)] = stats::median(v);
+    }
+  }
+  // The group's series of `key` from its instances, or null where none was recorded.
+  auto instance_series = [&](parallel_dim dim, int index, std::size_t key) -> const std::vector<double>* {
+    auto ranks = topo.group_members(dim, index);
+    std::sort(ranks.begin(), ranks.end());
+    const auto g = instance_group.find(ranks);
+    if (g == instance_group.end()) return nullptr;
+    const auto it = instance_transfer.find({g->second, static_cast<std::uint32_t>(key)});
+    return it == instance_transfer.end() ? nullptr : &it->second;
+  };
   if (o.find_links) {
     std::vector<std::size_t> keys;
     std::vector<phase_info> extra;
@@ -857,23 +903,43 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       if (order.size() != static_cast<std::size_t>(groups) ||
           per_stage * static_cast<std::size_t>(stages) != order.size())
         continue;  // a layout whose groups straddle stages: nothing comparable
-      if (per_stage < o.links.min_group && !o.links.own_history) {
-        out.notes.push_back("L3 links: " + std::to_string(per_stage) + " " + std::string(to_string(d)) +
-                            " group(s) per pipeline stage, fewer than " + std::to_string(o.links.min_group) + ": " +
-                            std::string(to_string(d)) + " links are not compared");
+      // Transfer times per collective instance where the traces gave them for this dimension
+      // (the instance's group is known, so no collective of another dimension and no wait is in
+      // them), else from the summaries.
+      bool from_instances = false;
+      for (std::size_t gi = 0; gi < order.size() && !from_instances; ++gi)
+        for (std::size_t jj = 0; jj < keys.size() && !from_instances; ++jj)
+          from_instances = instance_series(d, order[gi], keys[jj]) != nullptr;
+      const bool few = per_stage < o.links.min_group;
+      const std::string dn(to_string(d));
+      const std::string few_text = std::to_string(per_stage) + " " + dn + " group(s) per pipeline stage, fewer than " +
+                                   std::to_string(o.links.min_group);
+      if (few && !o.links.own_history && !from_instances) {
+        out.notes.push_back("L3 links: " + few_text + ", and no " + dn + " collective instances (" +
+                            (m.waits.available ? std::string("none matched to a whole ") + dn + " group"
+                                               : std::string("summaries keep none; traces give them")) +
+                            "): " + dn + " links are not compared");
         continue;
       }
+      if (few && from_instances)
+        out.notes.push_back("L3 links: " + few_text + ": each " + dn +
+                            " group's transfer time per collective instance (its shortest member's duration) "
+                            "is judged against its own history, relative to the other " +
+                            dn + " groups");
       job_model gm = detail::derived_model(m, order.size(), extra);
       for (std::size_t gi = 0; gi < order.size(); ++gi) {
         const int first_rank = topo.group_members(d, order[gi]).front();
-        for (std::size_t jj = 0; jj < keys.size(); ++jj)
+        for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+          const auto* series = from_instances ? instance_series(d, order[gi], keys[jj]) : nullptr;
+          if (from_instances && !series) continue;
           for (std::size_t s = 0; s < S; ++s) {
-            const double t = transfer(d, first_rank, keys[jj], s);
+            const double t = series ? (*series)[s] : transfer(d, first_rank, keys[jj], s);
             if (std::isfinite(t)) {
               gm.phase_ns(gi, class_phase_count + jj, s) = t;
               gm.has_rank[gi] = true;
             }
           }
+        }
       }
       parallel_sizes ps;
       ps.dp = static_cast<int>(per_stage);
@@ -881,10 +947,44 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       const topology gt(ps, "tp-cp-ep-dp-pp");
       auto lo = o.links;
       lo.routing = router();  // per-class defaults: groups of one stage
+      // Instances keep other dimensions' collectives and inherited waits out: a group without
+      // enough same-stage groups is judged against its own history.
+      if (from_instances) lo.own_history = true;
       const auto res = find_stragglers(gm, gt, l1, lo);
       out.tests += res.tests;
+      // A link carries all of its group's collectives: an own-history claim in one of them is
+      // kept only when each other collective the group ran rose too over the claimed steps, by
+      // half the floor, relative to the other groups (the median over the claim of its time over
+      // the other groups' median, against the same outside the claim). A run of noisy steps in
+      // one collective (few instances per step) is not a link.
+      auto corroborated = [&](const straggler& st) {
+        const auto gi = static_cast<std::size_t>(st.rank);
+        for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+          if (class_phase_count + jj == st.phase) continue;
+          std::vector<double> in, outside, col;
+          for (std::size_t s = 0; s < S; ++s) {
+            const double own = gm.phase_ns(gi, class_phase_count + jj, s);
+            if (!std::isfinite(own)) continue;
+            col.clear();
+            for (std::size_t x = 0; x < order.size(); ++x)
+              if (x != gi && std::isfinite(gm.phase_ns(x, class_phase_count + jj, s)))
+                col.push_back(gm.phase_ns(x, class_phase_count + jj, s));
+            if (col.empty()) continue;
+            const double ref = stats::median(col);
+            if (ref > 0) (s >= st.first && s <= st.last ? in : outside).push_back(own / ref);
+          }
+          if (in.empty() || outside.empty()) continue;  // not run by this group over both spans
+          if (!(stats::median(in) >= (1 + 0.5 * lo.min_effect) * stats::median(outside))) return false;
+        }
+        return true;
+      };
+      std::size_t uncorroborated = 0;
       for (const auto& st : res.stragglers) {
         if (st.phase < class_phase_count || detail::weak_own_history(st, lo)) continue;
+        if (from_instances && st.compared_within == "own history" && !corroborated(st)) {
+          ++uncorroborated;
+          continue;
+        }
         degraded_link dl;
         dl.dim = d;
         dl.index = order[static_cast<std::size_t>(st.rank)];
@@ -902,6 +1002,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         dl.ratio = st.ratio;
         dl.job_slowdown = st.job_slowdown;
         dl.ranks = topo.group_members(d, dl.index);
+        if (from_instances) dl.transfer_from = "collective instances";
         for (const auto& [p, ratio] : st.also_slow)
           if (p >= class_phase_count) dl.also.emplace_back(keys[p - class_phase_count], ratio);
         std::vector<double> waits;
@@ -914,6 +1015,10 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         dl.wait_ns = waits.empty() ? detail::l3_nan : stats::median(waits);
         out.links.push_back(std::move(dl));
       }
+      if (uncorroborated > 0)
+        out.notes.push_back("L3 links: " + std::to_string(uncorroborated) + " " + dn +
+                            " own-history claim(s) in one collective while the group's other collectives did not "
+                            "rise with it not reported (a link carries them all)");
     }
   }
 
