@@ -191,3 +191,38 @@ TEST_CASE("cluster summaries") {
   CHECK(t.clusters[3].count == 0);
   CHECK_THROWS_AS(summarize(v.begin(), v.end(), std::vector<double>{3, 1}), invalid_argument);
 }
+
+TEST_CASE("summarize of a vector it takes, or of sorted values, is the same summary bit for bit") {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> d(std::log(5e4), 0.4);
+  std::vector<double> x;
+  for (int i = 0; i < 20000; ++i) x.push_back(std::round(d(rng)));
+  x[7] = std::nan("");
+  x[9] = std::numeric_limits<double>::infinity();
+  x[11] = -0.0;
+  const std::vector<double> cuts = {4e4, 6e4};
+  const auto a = summarize(x.begin(), x.end(), cuts);
+  const auto b = summarize(std::vector<double>(x), cuts);
+  std::vector<double> sorted;
+  for (double v : x)
+    if (std::isfinite(v)) sorted.push_back(v == 0 ? 0.0 : v);
+  std::sort(sorted.begin(), sorted.end());
+  const auto c = summarize_sorted(std::move(sorted), cuts);
+  CHECK(a.skipped == 2);
+  CHECK(b.skipped == 2);
+  REQUIRE(a.clusters.size() == 3);
+  for (const auto* s : {&b, &c}) {
+    REQUIRE(s->clusters.size() == 3);
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto& p = k < 3 ? a.clusters[k] : a.overall;
+      const auto& q = k < 3 ? s->clusters[k] : s->overall;
+      CHECK(p.count == q.count);
+      CHECK(p.sum == q.sum);  // the same order of summation: equal, not close
+      CHECK(p.variance == q.variance);
+      CHECK(p.min == q.min);
+      CHECK(p.p50 == q.p50);
+      CHECK(p.p99 == q.p99);
+    }
+  }
+  CHECK_THROWS_AS(summarize(std::vector<double>{std::nan("")}, cuts), invalid_argument);
+}

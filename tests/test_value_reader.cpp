@@ -83,6 +83,12 @@ TEST_CASE("value reader counts lines and comments, and says what it found") {
   CHECK_THROWS_WITH(io::read_values("", {}, "e.txt"), "e.txt: no values (empty file)");
   CHECK_THROWS_WITH(io::read_values("# only\n\n", {}, "c.txt"), "c.txt: no values (2 lines, none holds a value)");
   CHECK_THROWS_AS(io::read_values("duration\n", {}, "h.txt"), invalid_argument);  // a header and no values
+  // Lines of digits alone take a fast path: the same doubles as the general one, 15 digits or
+  // 16 (from_chars), leading zeros, CRLF, a last line without a line feed, then an error.
+  const auto digits = io::read_values("007\n999999999999999\n9007199254740993\n12\r\n0\n42", {}, "f");
+  CHECK(digits.values == std::vector<double>{7, 999999999999999.0, 9007199254740992.0, 12, 0, 42});
+  CHECK(digits.lines == 6);
+  CHECK_THROWS_WITH(io::read_values("1\n2\n3x\n", {}, "g.txt"), Catch::Contains("g.txt:3:1"));
 }
 
 TEST_CASE("value reader files: plain, gzip, missing, a directory") {

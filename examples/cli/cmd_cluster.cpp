@@ -2,6 +2,7 @@
 // and their lognormal reconstruction, as JSON.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <failslow/io/value_reader.hpp>
 #include <failslow/stats/lognormal.hpp>
 #include <failslow/stats/summary.hpp>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "commands.hpp"
 
@@ -38,26 +40,57 @@ void run(const cluster_options& o) {
   auto input = o.input;
   input.nonnegative = !o.linear;
   auto data = failslow::io::read_values_file(o.file, input);
-  const auto usable_count = static_cast<std::size_t>(std::count_if(
-      data.values.begin(), data.values.end(), [&](double v) { return std::isfinite(v) && (o.linear || v > 0); }));
-  if (usable_count == 0)
-    throw failslow::invalid_argument(
-        o.file + ": none of the " + std::to_string(data.values.size()) + " values is " +
-        (o.linear ? "finite" : "a positive finite duration (--linear clusters any finite value)"));
+  auto usable_value = [&](double v) { return std::isfinite(v) && (o.linear || v > 0); };
+  // The usable values, copied and sorted on a second thread while the density is estimated
+  // (the summary needs them sorted, the density does not): the same results, the two longest
+  // steps side by side on two cores.
+  std::vector<double> sorted;
+  std::exception_ptr sort_error;
+  std::thread sorter([&] {
+    try {
+      // Huge pages where the system has them (io/detail/file_bytes.hpp): the process takes half
+      // the page faults on 10^6 values.
+      sorted.reserve(data.values.size());
+      failslow::io::detail::advise_huge_pages(sorted.data(), data.values.size() * sizeof(double));
+      sorted.resize(data.values.size());
+      std::size_t n = 0;
+      for (double v : data.values) {
+        sorted[n] = v == 0 ? 0.0 : v;  // -0.0 as 0.0, as summarize() takes it
+        n += usable_value(v) ? 1 : 0;
+      }
+      sorted.resize(n);
+      std::vector<double> scratch;
+      scratch.reserve(sorted.size());
+      failslow::io::detail::advise_huge_pages(scratch.data(), sorted.size() * sizeof(double));
+      st::detail::sort_nonnegative(sorted.data(), sorted.size(), scratch);
+    } catch (...) {
+      sort_error = std::current_exception();
+    }
+  });
+  struct join_on_exit {
+    std::thread& t;
+    ~join_on_exit() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{sorter};
+  const std::size_t values = data.values.size();
   st::valley_options opt;
   opt.kde.scale = o.linear ? st::kde_scale::linear : st::kde_scale::log;
   opt.kde.bandwidth = st::parse_bandwidth(o.bandwidth);
   opt.kde.grid_points = o.grid;
   opt.min_depth = o.min_depth;
   opt.min_fraction = o.min_fraction;
-  const st::valley_clustering c = st::find_valleys(data.values, opt);
-  const std::size_t values = data.values.size();
-  // The usable values summarised, filtered in place (no copy of a large data set).
-  auto& usable = data.values;
-  usable.erase(std::remove_if(usable.begin(), usable.end(),
-                              [&](double v) { return !(std::isfinite(v) && (o.linear || v > 0)); }),
-               usable.end());
-  const st::distribution_summary s = st::summarize(usable.begin(), usable.end(), c.boundaries);
+  std::optional<st::valley_clustering> clustering;
+  if (std::any_of(data.values.begin(), data.values.end(), usable_value))
+    clustering = st::find_valleys(data.values, opt);
+  sorter.join();
+  if (sort_error) std::rethrow_exception(sort_error);
+  if (!clustering)
+    throw failslow::invalid_argument(
+        o.file + ": none of the " + std::to_string(values) + " values is " +
+        (o.linear ? "finite" : "a positive finite duration (--linear clusters any finite value)"));
+  const st::valley_clustering& c = *clustering;
+  const st::distribution_summary s = st::summarize_sorted(std::move(sorted), c.boundaries);
 
   nlohmann::json out;
   out["file"] = o.file;

@@ -8,11 +8,14 @@
 //   exactly from the clusters (pooled moments), and `overall` holds the exact whole-sample
 //   summary including its quantiles when it was computed from data.
 //     summarize(first, last, boundaries)   values split at the boundaries, then summarised
+//     summarize(std::move(vector), boundaries)  the same, sorting the vector it takes in place
+//     summarize_sorted(std::move(vector), boundaries)  the same of finite values already sorted
 //     summarize_clusters(first, last, opt) find_valleys + summarize in one call
 //   The summary is what the window compressor keeps per kernel; lognormal.hpp rebuilds a CDF
 //   from it.
 // Complexity: one sort: O(n) for non-negative values (durations: a radix sort,
-//   stats/detail/radix_sort.hpp), else O(n log n). Memory: two copies of the values.
+//   stats/detail/radix_sort.hpp), else O(n log n). Memory: two copies of the values (one
+//   when summarize takes them, std::vector&&).
 // Accuracy: exact (order statistics and pooled moments).
 // Errors: no usable value throws failslow::invalid_argument; NaN/Inf (and values <= 0 in
 //   log-scale clustering) are skipped and counted.
@@ -87,27 +90,16 @@ struct distribution_summary {
   }
 };
 
-/// Splits the finite values of [first, last) at `boundaries` and summarises each cluster.
-template <class It>
-distribution_summary summarize(It first, It last, const std::vector<double>& boundaries) {
-  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
-    throw invalid_argument("summarize: boundaries must be ascending");
+namespace detail {
+// The summary of the finite values v (any order; -0.0 already 0.0): sorts v in place.
+inline distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
+                                             std::uint64_t skipped, bool sorted = false) {
   distribution_summary out;
   out.boundaries = boundaries;
-  std::vector<double> v;
-  if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
-                                  typename std::iterator_traits<It>::iterator_category>)
-    v.reserve(static_cast<std::size_t>(last - first));  // one allocation, not log2(n) regrowths
-  for (; first != last; ++first) {
-    const auto x = static_cast<double>(*first);
-    if (std::isfinite(x))
-      v.push_back(x == 0 ? 0.0 : x);  // -0.0 as 0.0: the radix sort orders by bits
-    else
-      ++out.skipped;
-  }
+  out.skipped = skipped;
   if (v.empty()) throw invalid_argument("summarize: no finite value");
   std::vector<double> scratch;
-  detail::sort_nonnegative(v.data(), v.size(), scratch);  // std::sort when a value is negative
+  if (!sorted) detail::sort_nonnegative(v.data(), v.size(), scratch);  // std::sort when a value is negative
   out.overall = summarize_sorted(v.data(), v.size());
   std::size_t begin = 0;
   for (std::size_t c = 0; c <= boundaries.size(); ++c) {
@@ -119,6 +111,54 @@ distribution_summary summarize(It first, It last, const std::vector<double>& bou
     begin = std::max(begin, end);
   }
   return out;
+}
+}  // namespace detail
+
+/// Splits the finite values of [first, last) at `boundaries` and summarises each cluster.
+template <class It>
+distribution_summary summarize(It first, It last, const std::vector<double>& boundaries) {
+  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
+    throw invalid_argument("summarize: boundaries must be ascending");
+  std::vector<double> v;
+  if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                  typename std::iterator_traits<It>::iterator_category>)
+    v.reserve(static_cast<std::size_t>(last - first));  // one allocation, not log2(n) regrowths
+  std::uint64_t skipped = 0;
+  for (; first != last; ++first) {
+    const auto x = static_cast<double>(*first);
+    if (std::isfinite(x))
+      v.push_back(x == 0 ? 0.0 : x);  // -0.0 as 0.0: the radix sort orders by bits
+    else
+      ++skipped;
+  }
+  return detail::summarize_values(v, boundaries, skipped);
+}
+
+/// summarize() of the values of `values`, which it takes: no copy of a large data set (the
+/// non-finite values are dropped and the rest sorted in place). The same summary.
+inline distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries) {
+  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
+    throw invalid_argument("summarize: boundaries must be ascending");
+  std::vector<double> v = std::move(values);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = v[i];
+    v[kept] = x == 0 ? 0.0 : x;
+    kept += std::isfinite(x) ? 1 : 0;
+  }
+  const std::uint64_t skipped = v.size() - kept;
+  v.resize(kept);
+  return detail::summarize_values(v, boundaries, skipped);
+}
+
+/// summarize() of finite values already in ascending order (-0.0 as 0.0), e.g. sorted by
+/// detail::sort_nonnegative on another thread while the density was estimated. The same
+/// summary; the vector is taken.
+inline distribution_summary summarize_sorted(std::vector<double>&& sorted, const std::vector<double>& boundaries) {
+  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
+    throw invalid_argument("summarize: boundaries must be ascending");
+  std::vector<double> v = std::move(sorted);
+  return detail::summarize_values(v, boundaries, 0, true);
 }
 
 /// find_valleys, then summarize the usable values at its boundaries.
