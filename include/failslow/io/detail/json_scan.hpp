@@ -186,7 +186,8 @@ class events_scanner {
         chunk_(chunk_bytes == 0 ? 1 : chunk_bytes),
         max_depth_(max_depth),
         source_(std::move(source)),
-        classify_(json_classify_for(path)) {}
+        classify_(json_classify_for(path)),
+        batched_(path != stats::detail::simd_path::baseline) {}
 
   events_layout scan() {
     events_layout out;
@@ -367,6 +368,14 @@ class events_scanner {
   // quotes not escaped by an odd run of backslashes open and close strings (prefix XOR), and
   // brackets and commas outside strings move the depth; chunks are cut at commas at depth 1.
   std::size_t elements(std::size_t open, events_layout& out) const {
+    // The baseline path classifies each block in the loop (with SSE2, batches of stored masks
+    // measured 40 % slower: its 16-byte compares spill); the wider paths in batches (AVX2 15 %
+    // faster than in the loop).
+    return batched_ ? elements_on<true>(open, out) : elements_on<false>(open, out);
+  }
+
+  template <bool Batched>
+  std::size_t elements_on(std::size_t open, events_layout& out) const {
     std::size_t chunk_begin = open + 1;
     std::size_t last_cut = open;  // the '[' or the comma the current chunk starts after
     std::size_t depth = 1;
@@ -374,12 +383,12 @@ class events_scanner {
     std::size_t commas = 0;
     char tail[64];
     constexpr std::size_t batch = 64;  // blocks classified per call (4 KiB of text, 2.5 KiB of masks)
-    block_masks masks[batch];
+    block_masks masks[Batched ? batch : 1];
     std::size_t batch_base = 0, batch_blocks = 0;  // the blocks in masks[]: from batch_base
     for (std::size_t base = open + 1; base < n_; base += 64) {
       const char* p = d_ + base;
       const std::size_t len = n_ - base < 64 ? n_ - base : 64;
-      if (base >= batch_base + 64 * batch_blocks) {  // classify the next batch of whole blocks
+      if (Batched && base >= batch_base + 64 * batch_blocks) {  // classify the next batch of whole blocks
         batch_base = base;
         batch_blocks = std::min(batch, (n_ - base) / 64);
         if (batch_blocks > 0) classify_(p, batch_blocks, masks);
@@ -390,8 +399,10 @@ class events_scanner {
         std::memcpy(tail, p, len);
         p = tail;
         classify_(p, 1, &m);
-      } else {
+      } else if (Batched) {
         m = masks[(base - batch_base) / 64];
+      } else {
+        m = json_classify_baseline(p);
       }
       // Escaped characters: rare in traces, so resolved byte by byte where a backslash occurs.
       std::uint64_t escaped = 0;
@@ -473,6 +484,7 @@ class events_scanner {
   std::size_t max_depth_;
   std::string source_;
   json_classify_fn classify_;
+  bool batched_;
 };
 
 }  // namespace failslow::io::detail
