@@ -663,6 +663,7 @@ inline bool read_keys_v3(byte_reader& r, window_codes& codes, const window_codes
   };
   // Ascending codes from the first (decoded) and the steps between log-values.
   auto steps = [&](key_codes& kc, v3_context ctx, std::uint64_t n) {
+    kc.extra.reserve(static_cast<std::size_t>(n));  // n is bounded by the budget above
     std::int64_t at = g(kc.extra.back());
     for (std::uint64_t i = 1; i < n; ++i) {
       if (!d.get_signed(m[ctx], v)) return false;
