@@ -293,3 +293,77 @@ TEST_CASE("a pipeline bubble no other level explains names the stage the others 
     }
   }
 }
+
+TEST_CASE("host-paced pipelines: every transfer finds its partner though the schedule makes other ends coincide",
+          "[l4][match]") {
+  // In a calibrated (host-paced) 1F1B job, runs of short transfers end a few tens of
+  // microseconds apart, so at a wrong clock offset unrelated ends agree within the pairing
+  // tolerance about as often as the true pairs do at the right one; the offset is taken where
+  // ends agree to within offset_resolution_ns, where the true pairs all stay.
+  std::size_t lost_coarse = 0;
+  for (const auto* layout : {"tp=2,pp=4,dp=2", "tp=1,pp=4,dp=4", "tp=2,pp=2,dp=2"})
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      sim::job_config cfg;
+      sim::calibrate(cfg);
+      cfg.sizes = parse_parallel_sizes(layout);
+      cfg.seed = seed;
+      cfg.steps = 12;
+      cfg.max_clock_offset_us = 200.0 * static_cast<double>(seed);
+      const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::healthy);
+      const auto& topo = tj.job.topo;
+      trace::collective_match_options o;
+      o.partners = [&topo](int rank) {
+        std::vector<int> out;
+        auto c = topo.coords(rank);
+        for (int s : {c[parallel_dim::pp] - 1, c[parallel_dim::pp] + 1})
+          if (s >= 0 && s < topo.size(parallel_dim::pp)) {
+            auto d = c;
+            d[parallel_dim::pp] = s;
+            out.push_back(topo.rank(d));
+          }
+        return out;
+      };
+      const auto m = trace::match_collectives(tj.set, o);
+      INFO("layout " << layout << ", seed " << seed);
+      CHECK(m.unmatched == 0);
+      CHECK(m.pairs > 0);
+      for (const auto& inst : m.instances) {  // a pair is one transfer: its ends agree
+        if (!inst.point_to_point) continue;
+        const auto ra = tj.set.traces[inst.members[0].trace].rank;
+        const auto rb = tj.set.traces[inst.members[1].trace].rank;
+        const auto& a = tj.set.traces[inst.members[0].trace].data.events[inst.members[0].event];
+        const auto& b = tj.set.traces[inst.members[1].trace].data.events[inst.members[1].event];
+        const auto skew = tj.job.truth.clock_offsets_ns[static_cast<std::size_t>(ra)] -
+                          tj.job.truth.clock_offsets_ns[static_cast<std::size_t>(rb)];
+        CHECK(std::llabs((a.end_ns - b.end_ns) - skew) <= 2'000);
+      }
+      // The same search with a window as wide as the tolerance (the rule before) loses pairs.
+      auto coarse = o;
+      coarse.offset_resolution_ns = coarse.pair_tolerance_ns;
+      lost_coarse += trace::match_collectives(tj.set, coarse).unmatched;
+    }
+  CHECK(lost_coarse > 0);
+}
+
+TEST_CASE("L4 on host-paced jobs: no healthy rank holds the job back, the straggler does", "[l4]") {
+  // Host-paced: each step's lateness at a transfer varies by milliseconds, and which rank of a
+  // tensor-parallel pair is last is decided by tiny differences; a healthy rank must not stand
+  // out against its peers by chance.
+  for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=2,pp=2,dp=4"})
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      sim::job_config cfg;
+      sim::calibrate(cfg);
+      cfg.sizes = parse_parallel_sizes(layout);
+      cfg.seed = seed;
+      cfg.steps = 20;
+      cfg.max_clock_offset_us = 500;
+      INFO("layout " << layout << ", seed " << seed);
+      const auto healthy = l4_model_of(failslow_test::simulate_traces(cfg, sim::scenario::healthy));
+      const auto topo = topology(parse_parallel_sizes(layout));
+      CHECK(diagnose::find_holdbacks(healthy, topo).holdbacks.empty());
+      const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::compute_straggler);
+      const auto l4 = diagnose::find_holdbacks(l4_model_of(tj), tj.job.topo);
+      const int culprit = tj.job.truth.faults.front().ranks.front();
+      for (const auto& h : l4.holdbacks) CHECK(h.rank == culprit);
+    }
+}

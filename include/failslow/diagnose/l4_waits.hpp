@@ -29,11 +29,21 @@
 //   for each other every step), so a rank is judged by its own lateness, late_ns, against its
 //   peers -- the ranks in its place in the other data-parallel replicas (else its stage, else
 //   the job; at least 3). It holds the job back over steps [first, last] when
-//     - z = (mean own lateness - peers' median) / max(1.4826 MAD of the peers', 0.2 % of the
-//       median iteration) >= min_z, and that excess >= min_excess_fraction x the median
-//       iteration;
+//     - z = (mean own lateness - peers' median) / scale >= min_z, and that excess >=
+//       min_excess_fraction x the median iteration, with scale the largest of 1.4826 MAD of
+//       the peers' means, the standard error of a mean over the steps (1.4826 MAD of every
+//       peer's per-step deviation from the peers' median that step, / sqrt(steps)) and 0.2 %
+//       of the median iteration. Seven peers' means can agree closely by chance while each
+//       step's lateness varies by milliseconds (a host-paced pipeline's last stage: 0.2-6 ms
+//       per step; the MAD of 7 means gave z 7 to a healthy rank, the standard error z 3);
 //     - it is late by that much over its peers' median in at least max(min_steps,
-//       persistence x the range's steps) steps of the range.
+//       persistence x the range's steps) steps of the range, k of the range's n steps, and
+//       that is rare for its peers: p = P(Binomial(n, max(rate, min_peer_rate)) >= k), rate
+//       the share of (peer, step) in which a peer is that late over the median of the others
+//       (the rank among them); Benjamini-Hochberg at fdr_q over every rank tested. In a
+//       host-paced job which rank of a tensor-parallel pair arrives last flips in runs of
+//       steps, so every rank has late runs (healthy ranks: 20-30 % of their steps); a rank
+//       that holds the job back is late in nearly all of them.
 //   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
 //   The pipeline's cost (pipeline_wait_change): per rank and step waits in point-to-point
 //   transfers are kept apart (p2p_waited_ns); for a slow rank or stage over [first, last], per
@@ -57,6 +67,8 @@
 
 #include "failslow/core/kernel_class.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/detect/fdr.hpp"
+#include "failslow/diagnose/detail/binomial_tail.hpp"
 #include "failslow/diagnose/detail/instance_transfer.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -344,6 +356,8 @@ struct l4_options {
   double min_excess_fraction = 0.005;  ///< own lateness over the peers', per step, / median iteration
   double persistence = 0.5;            ///< fraction of the range's steps where it is that late
   std::size_t min_steps = 3;
+  double min_peer_rate = 0.05;  ///< the binomial test's rate is at least this (steps are not independent)
+  double fdr_q = 0.01;          ///< Benjamini-Hochberg level over the ranks tested
 };
 
 /// A rank the job waits for.
@@ -355,6 +369,8 @@ struct holdback {
   double late_ns_per_step = 0;       ///< its own lateness as the last arriver, per step
   double peer_late_ns_per_step = 0;  ///< the same, median of its peers
   double z = 0;
+  double peer_rate = 0;             ///< share of (peer, step) late by the floor over the others
+  double p_value = 1, q_value = 1;  ///< binomial persistence test; BH-adjusted
   std::size_t victims = 0, steps = 0;
   std::vector<int> peers;
   std::vector<std::pair<int, double>> top_victims;  ///< (rank, wait ns over the job), largest first
@@ -401,7 +417,18 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     for (std::size_t s = 0; s < S; ++s) own[r] += w.late_ns(r, s);
     own[r] /= static_cast<double>(S);
   }
-  std::vector<double> buf, step_buf;
+  // Per step, member x of `set`: late by the floor over the median of the others of `set`.
+  std::vector<double> step_buf;
+  auto elevated = [&](std::size_t x, const std::vector<int>& set, std::size_t s) {
+    step_buf.clear();
+    for (int q : set)
+      if (static_cast<std::size_t>(q) != x) step_buf.push_back(w.late_ns(static_cast<std::size_t>(q), s));
+    return w.late_ns(x, s) - stats::median(step_buf) >= floor_ns;
+  };
+  std::vector<holdback> cands;
+  std::vector<double> pvals;
+  std::size_t tested = 0;
+  std::vector<double> buf;
   for (std::size_t r = 0; r < R; ++r) {
     if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
     // Peers: the ranks in its place in the other data-parallel replicas (same stage and
@@ -415,23 +442,39 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
       if (peers.size() >= 3) break;
     }
     if (peers.size() < 3) continue;
+    ++tested;
     buf.clear();
     for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
     const double med = stats::median(buf);
+    if (own[r] - med < floor_ns) continue;
     for (auto& v : buf) v = std::abs(v - med);
-    const double scale = std::max(1.4826 * stats::median(buf), 0.002 * iter_med);
-    const double z = (own[r] - med) / scale;
-    if (z < o.min_z || own[r] - med < floor_ns) continue;
-    // Steps where it is late by the floor over its peers' median that step.
+    const double spread_of_means = 1.4826 * stats::median(buf);
+    // Per step: the peers' deviations from their median (for the standard error) and the
+    // steps where the rank is late by the floor over that median.
     std::vector<std::size_t> hit;
+    buf.clear();
     for (std::size_t s = 0; s < S; ++s) {
       step_buf.clear();
       for (int q : peers) step_buf.push_back(w.late_ns(static_cast<std::size_t>(q), s));
-      if (w.late_ns(r, s) - stats::median(step_buf) >= floor_ns) hit.push_back(s);
+      const double step_med = stats::median(step_buf);
+      for (double v : step_buf) buf.push_back(v - step_med);
+      if (w.late_ns(r, s) - step_med >= floor_ns) hit.push_back(s);
     }
-    if (hit.size() < o.min_steps) continue;
+    const double step_sd = stats::mad_normal(buf);
+    const double scale = std::max({spread_of_means, step_sd / std::sqrt(static_cast<double>(S)), 0.002 * iter_med});
+    const double z = (own[r] - med) / scale;
+    if (z < o.min_z || hit.size() < o.min_steps) continue;
     const std::size_t first = hit.front(), last = hit.back(), range = last - first + 1;
     if (static_cast<double>(hit.size()) < o.persistence * static_cast<double>(range)) continue;
+    // Persistence against the peers' own rate of such steps (each against the others, the
+    // rank among them): in a host-paced job every rank has runs of late steps.
+    std::vector<int> members = peers;
+    members.push_back(static_cast<int>(r));
+    std::size_t peer_hits = 0;
+    for (int q : peers)
+      for (std::size_t s = 0; s < S; ++s) peer_hits += elevated(static_cast<std::size_t>(q), members, s) ? 1 : 0;
+    const double rate =
+        std::max(o.min_peer_rate, static_cast<double>(peer_hits) / static_cast<double>(peers.size() * S));
     double caused = 0, late = 0;
     for (std::size_t s = first; s <= last; ++s) {
       caused += w.caused_ns(r, s);
@@ -448,12 +491,25 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     h.late_ns_per_step = late / static_cast<double>(range);
     h.peer_late_ns_per_step = med;
     h.z = z;
+    h.peer_rate = rate;
+    h.p_value = detail::binomial_upper_tail(hit.size(), range, rate);
     h.peers = peers;
     h.phase_before = r < w.phase_before_late.size() ? w.phase_before_late[r] : std::string();
     h.job_slowdown = std::max(0.0, h.late_ns_per_step - med) / iter_med;
     for (const auto& e : w.edges)
       if (e.root == h.rank && h.top_victims.size() < 8) h.top_victims.emplace_back(e.victim, e.ns);
-    out.holdbacks.push_back(std::move(h));
+    pvals.push_back(h.p_value);
+    cands.push_back(std::move(h));
+  }
+  // Benjamini-Hochberg over every rank tested (those not candidates count with p = 1).
+  if (!cands.empty()) {
+    pvals.resize(std::max(tested, pvals.size()), 1.0);
+    const auto fdr = detect::false_discovery_control(pvals, o.fdr_q);
+    for (std::size_t j : fdr.rejected)
+      if (j < cands.size()) {
+        cands[j].q_value = fdr.adjusted[j];
+        out.holdbacks.push_back(std::move(cands[j]));
+      }
   }
   std::sort(out.holdbacks.begin(), out.holdbacks.end(),
             [](const holdback& a, const holdback& b) { return a.caused_ns_per_step > b.caused_ns_per_step; });
