@@ -3,6 +3,7 @@
 // late, periodic stalls as one finding, and findings in the same steps linked -- on simulated
 // jobs of several sizes, seeds, noise levels and clock skews, and on hand-built models for the
 // rules the simulator does not exercise.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_host.hpp>
@@ -273,4 +274,37 @@ TEST_CASE("host activity is not measured from summaries, and nothing is claimed 
   const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::jit_stall);
   CHECK_FALSE(m.host.measured);
   CHECK(diagnose::find_host_stalls(m).stalls.empty());
+}
+
+TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a GC pause is one", "[l4][host]") {
+  // Calibrated jobs: the GPU idles 1-3 ms at every step's start while the host loads the next
+  // batch, with a multiplicative right tail; only the relative test (ln idle against the job's
+  // typical spread) tells that tail from a stall.
+  for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=1,pp=1,dp=8", "tp=2,pp=2,dp=4"})
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      sim::job_config cfg;
+      sim::calibrate(cfg);
+      cfg.sizes = parse_parallel_sizes(layout);
+      cfg.seed = seed;
+      cfg.steps = 24;
+      INFO("layout " << layout << ", seed " << seed);
+      for (auto s : {sim::scenario::healthy, sim::scenario::gc_pauses}) {
+        sim::scenario_options so;
+        so.severity = 0.25;  // 45 ms pauses
+        auto tj = failslow_test::simulate_traces(cfg, s, so);
+        auto m = diagnose::build_job_model(tj.set);
+        diagnose::measure_host_activity(m, tj.set);
+        REQUIRE(m.host.measured);
+        const auto found = diagnose::find_host_stalls(m);
+        if (s == sim::scenario::healthy) {
+          CHECK(found.stalls.empty());
+          continue;
+        }
+        std::vector<int> truth_ranks;
+        for (const auto& f : tj.job.truth.faults) truth_ranks.insert(truth_ranks.end(), f.ranks.begin(), f.ranks.end());
+        REQUIRE_FALSE(found.stalls.empty());
+        for (const auto& st : found.stalls)
+          for (int r : st.ranks) CHECK(std::find(truth_ranks.begin(), truth_ranks.end(), r) != truth_ranks.end());
+      }
+    }
 }
