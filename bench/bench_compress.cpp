@@ -45,7 +45,6 @@ std::vector<kernel_model> llm_kernels(std::mt19937_64& rng) {
       "flash_fwd_kernel<Flash_fwd_kernel_traits<128, {}, {}, 4, false, false, cutlass::bfloat16_t>>",
       "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, {}, {}>>",
       "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_{}_{}"};
-  int per_step_total = 0;
   for (int k = 0; k < 300; ++k) {
     std::string name = families[k % 4];
     name.replace(name.find("{}"), 2, std::to_string(64 * (1 + k % 7)));
@@ -53,7 +52,6 @@ std::vector<kernel_model> llm_kernels(std::mt19937_64& rng) {
     const double median = 2e3 * std::pow(1000.0, u(rng));
     const bool bimodal = k % 5 == 0;
     const int per_step = 8 + static_cast<int>(u(rng) * 184);
-    per_step_total += per_step;
     ks.push_back({name, median, 0.02 + 0.08 * u(rng), bimodal ? 1.5 + u(rng) : 1.0, bimodal ? 0.2 : 0.0, per_step});
   }
   return ks;
