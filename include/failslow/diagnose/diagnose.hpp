@@ -507,7 +507,12 @@ inline finding l4_finding(const job_model& m, const topology& topo, const holdba
   f.first_step = m.steps[h.first];
   f.last_step = m.steps[h.last];
   f.score = h.z;
-  f.evidence.add("z", h.z).add("elevated_steps", static_cast<double>(h.steps)).add("job_slowdown", h.job_slowdown);
+  f.evidence.add("z", h.z)
+      .add("elevated_steps", static_cast<double>(h.steps))
+      .add("p_value", h.p_value)
+      .add("q_value", h.q_value)
+      .add("peer_late_step_rate", h.peer_rate)
+      .add("job_slowdown", h.job_slowdown);
   add_holdback_evidence(f, h);
   f.summary = rank_placed(topo, h.rank) + " holds the job back from step " + std::to_string(f.first_step) +
               until(m, h.last) + ": " + holdback_words(h);
