@@ -20,6 +20,9 @@
 //       own       = the rest                          L's work since then took longer
 //   so blame follows the chain back to the rank whose own work made it late (the root of a
 //   cascade, not its middle). Instances are processed in order of their last arrival.
+//   Per group-collective instance its transfer time, the shortest member's duration (the last
+//   arriver waits for nobody, so inherited waits cannot inflate it), with the group's ranks,
+//   the key and the step (waits.transfers, detail/instance_transfer.hpp): L3's link test.
 //   Per rank and step (the waiting member's step, trace/steps.hpp): waited_ns, caused_ns
 //   (others' wait blamed on the rank), late_ns (its own part of the excess as the last
 //   arriver); edges root -> victim summed over the job; phase_before_late: the GPU user
