@@ -148,6 +148,35 @@ TEST_CASE("L3 names a degraded dp link with 2 dp groups per stage from its colle
   CHECK(has_note(r.rep, "dp links are not compared"));
 }
 
+TEST_CASE("the job's only dp group (pure data parallelism): its link from its own transfer history",
+          "[diagnose][l3]") {
+  // One dp group in the whole job: nothing to be relative to, and nothing to cancel -- a change of
+  // its last arrivers' transfer times is the link's. Found at 4x and 1.3x with the reduce-scatter
+  // or the all-gather named and the other listed; quiet on healthy jobs, under a compute straggler
+  // and under GC pauses (waits, not transfers), noise 1 and 2.
+  for (const char* layout : {"tp=1,pp=1,dp=8", "tp=1,pp=1,dp=4"})
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      for (double severity : {1.0, 0.1}) {
+        const auto r = diagnose_traces(layout, sim::scenario::dp_link, seed, 1.0, severity, true);
+        INFO(layout << " seed " << seed << " severity " << severity << "\n" << describe(r.rep));
+        const auto links = of_kind(r.rep, "degraded_link");
+        REQUIRE(links.size() == 1);
+        const auto& fault = r.truth.faults.front();
+        CHECK(links[0]->group == fault.group);
+        CHECK(std::find(fault.kernels.begin(), fault.kernels.end(), links[0]->kernel) != fault.kernels.end());
+        CHECK(std::abs(links[0]->first_step - fault.first_step) <= 1);
+        CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+        CHECK(has_note(r.rep, "the job's only dp group"));
+      }
+      for (auto s : {sim::scenario::healthy, sim::scenario::compute_straggler, sim::scenario::gc_pauses})
+        for (double noise : {1.0, 2.0}) {
+          const auto r = diagnose_traces(layout, s, seed, noise, 1.0, true);
+          INFO(layout << " seed " << seed << " " << to_string(s) << " noise " << noise << "\n" << describe(r.rep));
+          CHECK(of_kind(r.rep, "degraded_link").empty());
+        }
+    }
+}
+
 TEST_CASE("per-instance transfers stay quiet under a straggler whose waits propagate", "[diagnose][l3]") {
   // A compute straggler makes its dp group, its stage and the stages after it wait in every
   // collective; the last arriver's transfer does not rise, so no link is named.

@@ -227,7 +227,8 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 
 // A rank with too few comparable peers against its own history: the series of its phase time
 // over the median of the other ranks' (for idle: (I + its idle) / (I + their median idle), I
-// their median iteration), whose job-wide changes cancel, through L1's series analysis (l1_windows.hpp: log
+// their median iteration), whose job-wide changes cancel -- the phase time itself when there
+// are no other ranks (present holds only `rank`) -- through L1's series analysis (l1_windows.hpp: log
 // space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
 // longest sustained window of at least min_steps steps is the claim, tested as a shift of its
 // mean against the baseline pool (one-sided normal p-value).
@@ -249,7 +250,12 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     for (int x : st.peers)
       col.push_back(idle ? m.iteration_ns(static_cast<std::size_t>(x), s)
                          : m.phase_ns(static_cast<std::size_t>(x), p, s));
-    const double ref = finite_median(col), own = m.phase_ns(r, p, s);
+    const double own = m.phase_ns(r, p, s);
+    if (st.peers.empty()) {  // the only member (L3's single group of a dimension): its series as is
+      if (!idle && own >= o.min_phase_ns) q[s] = own;
+      continue;
+    }
+    const double ref = finite_median(col);
     if (!(ref >= o.min_phase_ns) || !std::isfinite(own)) continue;
     if (!idle) {
       q[s] = own / ref;

@@ -54,7 +54,10 @@
 //   the same pipeline stage; with fewer than 3 there (tp 2 x pp 4 x dp 8: 2 dp groups per
 //   stage) each group is judged against its own history relative to the other groups along
 //   the dimension (L2's own-history test: a job-wide network slowdown cancels) when T comes
-//   from instances, and not at all from summaries (a note says which); a link carries all of
+//   from instances, and not at all from summaries (a note says which); the job's only group
+//   along a dimension (pure data parallelism) has nothing to be relative to and nothing to
+//   cancel: its transfer times as they are, Bonferroni over its collectives at fdr_q, one
+//   claim for the collective that lost the most with the others listed; a link carries all of
 //   its group's collectives, so such a claim stands only when every other collective the group
 //   ran rose too over the claimed steps, by half the floor relative to the other groups (one
 //   collective's run of noisy steps, with two instances per step, is no link). Groups of one
@@ -924,8 +927,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       if (few && from_instances)
         out.notes.push_back("L3 links: " + few_text + ": each " + dn +
                             " group's transfer time per collective instance (its shortest member's duration) "
-                            "is judged against its own history, relative to the other " +
-                            dn + " groups");
+                            "is judged against its own history" +
+                            (order.size() > 1 ? ", relative to the other " + dn + " groups"
+                                              : std::string(" (the job's only ") + dn + " group)"));
       job_model gm = detail::derived_model(m, order.size(), extra);
       for (std::size_t gi = 0; gi < order.size(); ++gi) {
         const int first_rank = topo.group_members(d, order[gi]).front();
@@ -950,8 +954,28 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       // Instances keep other dimensions' collectives and inherited waits out: a group without
       // enough same-stage groups is judged against its own history.
       if (from_instances) lo.own_history = true;
-      const auto res = find_stragglers(gm, gt, l1, lo);
+      auto res = find_stragglers(gm, gt, l1, lo);
       out.tests += res.tests;
+      // The job's only group along d (pure data parallelism): there is nothing to be relative
+      // to, and nothing needs to cancel -- a change of its transfer times is its link's. Its
+      // own history as is, per collective, Bonferroni over them at fdr_q; one claim, the
+      // collective that lost the most, the others listed.
+      if (from_instances && order.size() == 1) {
+        std::vector<straggler> claims;
+        for (std::size_t jj = 0; jj < keys.size(); ++jj) {
+          ++out.tests;
+          auto st = detail::own_history_claim(gm, 0, class_phase_count + jj, {0}, lo);
+          const double bonferroni = st.p_value * static_cast<double>(keys.size());
+          if (st.elevated_steps == 0 || !(bonferroni <= lo.fdr_q)) continue;
+          st.q_value = std::min(1.0, bonferroni);
+          claims.push_back(std::move(st));
+        }
+        std::sort(claims.begin(), claims.end(),
+                  [](const straggler& a, const straggler& b) { return a.excess_ns > b.excess_ns; });
+        for (std::size_t i = 1; i < claims.size(); ++i)
+          claims.front().also_slow.emplace_back(claims[i].phase, claims[i].ratio);
+        if (!claims.empty()) res.stragglers.push_back(std::move(claims.front()));
+      }
       // A link carries all of its group's collectives: an own-history claim in one of them is
       // kept only when each other collective the group ran rose too over the claimed steps, by
       // half the floor, relative to the other groups (the median over the claim of its time over
@@ -969,8 +993,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
             for (std::size_t x = 0; x < order.size(); ++x)
               if (x != gi && std::isfinite(gm.phase_ns(x, class_phase_count + jj, s)))
                 col.push_back(gm.phase_ns(x, class_phase_count + jj, s));
-            if (col.empty()) continue;
-            const double ref = stats::median(col);
+            if (col.empty() && order.size() > 1) continue;
+            const double ref = col.empty() ? 1.0 : stats::median(col);  // the only group: as is
             if (ref > 0) (s >= st.first && s <= st.last ? in : outside).push_back(own / ref);
           }
           if (in.empty() || outside.empty()) continue;  // not run by this group over both spans
