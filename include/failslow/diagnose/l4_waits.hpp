@@ -35,10 +35,11 @@
 //     - z = (mean own lateness - peers' median) / scale >= min_z, and that excess >=
 //       min_excess_fraction x the median iteration, with scale the largest of 1.4826 MAD of
 //       the peers' means, the standard error of a mean over the steps (1.4826 MAD of every
-//       peer's per-step deviation from the peers' median that step, / sqrt(steps)) and 0.2 %
-//       of the median iteration. Seven peers' means can agree closely by chance while each
-//       step's lateness varies by milliseconds (a host-paced pipeline's last stage: 0.2-6 ms
-//       per step; the MAD of 7 means gave z 7 to a healthy rank, the standard error z 3);
+//       peer's per-step deviation from the peers' median that step, / sqrt(steps)), the
+//       job's spread (1.4826 MAD over every rank of its mean lateness minus its peers'
+//       median: GPUs differ by a percent or so) and 0.2 % of the median iteration. Seven peers' means can agree closely
+//       by chance while each step's lateness varies by milliseconds (a host-paced pipeline's last stage: 0.2-6 ms per
+//       step; the MAD of 7 means gave z 7 to a healthy rank, the standard error z 3);
 //     - it is late by that much over its peers' median in at least max(min_steps,
 //       persistence x the range's steps) steps of the range, k of the range's n steps, and
 //       that is rare for its peers: p = P(Binomial(n, max(rate, min_peer_rate)) >= k), rate
@@ -432,11 +433,13 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
   std::vector<double> pvals;
   std::size_t tested = 0;
   std::vector<double> buf;
+  // Peers: the ranks in its place in the other data-parallel replicas (same stage and shard),
+  // else its stage, else the job -- ranks whose arrivals the schedule makes alike.
+  std::vector<std::vector<int>> peers_of(R);
+  std::vector<double> excess_of_all;  // each rank's mean lateness over its peers' median
   for (std::size_t r = 0; r < R; ++r) {
-    if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
-    // Peers: the ranks in its place in the other data-parallel replicas (same stage and
-    // shard), else its stage, else the job -- ranks whose arrivals the schedule makes alike.
-    std::vector<int> peers;
+    if (!m.has_rank[r]) continue;
+    auto& peers = peers_of[r];
     for (const dim_set vary :
          {dim_set{parallel_dim::dp}, dim_set::all() & ~dim_set{parallel_dim::pp}, dim_set::all()}) {
       peers.clear();
@@ -444,6 +447,19 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
         if (q != static_cast<int>(r) && m.has_rank[static_cast<std::size_t>(q)]) peers.push_back(q);
       if (peers.size() >= 3) break;
     }
+    if (peers.size() < 3) continue;
+    buf.clear();
+    for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
+    excess_of_all.push_back(own[r] - stats::median(buf));
+  }
+  // How much healthy ranks differ in their mean lateness, over the whole job: GPUs of one
+  // model differ by a percent or so in speed, and in a few peers' means that spread is not
+  // seen (a rank 1.7 % of a step later than its 3 peers, at z 6.6 against them, was the job's
+  // usual spread: 1.4826 MAD over its 8 ranks).
+  const double job_spread = excess_of_all.size() >= 3 ? stats::mad_normal(excess_of_all) : 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
+    const auto& peers = peers_of[r];
     if (peers.size() < 3) continue;
     ++tested;
     buf.clear();
@@ -464,7 +480,8 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
       if (w.late_ns(r, s) - step_med >= floor_ns) hit.push_back(s);
     }
     const double step_sd = stats::mad_normal(buf);
-    const double scale = std::max({spread_of_means, step_sd / std::sqrt(static_cast<double>(S)), 0.002 * iter_med});
+    const double scale =
+        std::max({spread_of_means, step_sd / std::sqrt(static_cast<double>(S)), job_spread, 0.002 * iter_med});
     const double z = (own[r] - med) / scale;
     if (z < o.min_z || hit.size() < o.min_steps) continue;
     const std::size_t first = hit.front(), last = hit.back(), range = last - first + 1;
