@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: installs the Debian packages, builds the failslow tool (release preset),
-# simulates the default job -- 64 ranks (tp 2 x pp 4 x dp 8, 1F1B, 30 steps) with a compute
-# straggler -- into build/release/main-job/, diagnoses it from its traces (failslow diagnose:
+# simulates the default job -- 64 ranks (tp 2 x pp 4 x dp 8, 1F1B, 30 steps, host and model shape
+# calibrated against real PyTorch traces: docs/simulator.md) with a compute straggler -- into
+# build/release/main-job/, diagnoses it from its traces (failslow diagnose:
 # the report for people, then as JSON), scores the report against the injected truth
 # (failslow score), and diagnoses the same job again from its per-step window summaries
 # (failslow compress, then failslow diagnose on the .fsum: the always-on path). Arguments, when
