@@ -282,11 +282,7 @@ TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a G
   // typical spread) tells that tail from a stall.
   for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=1,pp=1,dp=8", "tp=2,pp=2,dp=4"})
     for (std::uint64_t seed : {1u, 2u, 3u}) {
-      sim::job_config cfg;
-      sim::calibrate(cfg);
-      cfg.sizes = parse_parallel_sizes(layout);
-      cfg.seed = seed;
-      cfg.steps = 24;
+      auto cfg = failslow_test::calibrated_config(layout, seed, 24);
       INFO("layout " << layout << ", seed " << seed);
       for (auto s : {sim::scenario::healthy, sim::scenario::gc_pauses}) {
         sim::scenario_options so;

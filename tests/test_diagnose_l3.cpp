@@ -148,8 +148,7 @@ TEST_CASE("L3 names a degraded dp link with 2 dp groups per stage from its colle
   CHECK(has_note(r.rep, "dp links are not compared"));
 }
 
-TEST_CASE("the job's only dp group (pure data parallelism): its link from its own transfer history",
-          "[diagnose][l3]") {
+TEST_CASE("the job's only dp group (pure data parallelism): its link from its own transfer history", "[diagnose][l3]") {
   // One dp group in the whole job: nothing to be relative to, and nothing to cancel -- a change of
   // its last arrivers' transfer times is the link's. Found at 4x and 1.3x with the reduce-scatter
   // or the all-gather named and the other listed; quiet on healthy jobs, under a compute straggler
@@ -325,11 +324,7 @@ TEST_CASE("a degraded link's ranks that idle at the step's sync are its victims,
   // The calibrated job (host-paced: the GPU idles part of each step) with a slow dp link: the
   // group's ranks wait for the slow reduce-scatter at the step's end with the GPU idle.
   for (std::uint64_t seed : {4u, 5u}) {
-    sim::job_config cfg;
-    sim::calibrate(cfg);
-    cfg.sizes = parse_parallel_sizes("tp=4,pp=2,dp=2");
-    cfg.seed = seed;
-    cfg.steps = 16;
+    auto cfg = failslow_test::calibrated_config("tp=4,pp=2,dp=2", seed, 16);
     sim::scenario_options so;
     so.onset = 5;
     auto tj = failslow_test::simulate_traces(cfg, sim::scenario::dp_link, so);

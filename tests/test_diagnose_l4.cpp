@@ -303,11 +303,7 @@ TEST_CASE("host-paced pipelines: every transfer finds its partner though the sch
   std::size_t lost_coarse = 0;
   for (const auto* layout : {"tp=2,pp=4,dp=2", "tp=1,pp=4,dp=4", "tp=2,pp=2,dp=2"})
     for (std::uint64_t seed : {1u, 2u, 3u}) {
-      sim::job_config cfg;
-      sim::calibrate(cfg);
-      cfg.sizes = parse_parallel_sizes(layout);
-      cfg.seed = seed;
-      cfg.steps = 12;
+      auto cfg = failslow_test::calibrated_config(layout, seed, 12);
       cfg.max_clock_offset_us = 200.0 * static_cast<double>(seed);
       const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::healthy);
       const auto& topo = tj.job.topo;
@@ -351,11 +347,7 @@ TEST_CASE("L4 on host-paced jobs: no healthy rank holds the job back, the stragg
   // out against its peers by chance.
   for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=2,pp=2,dp=4"})
     for (std::uint64_t seed : {1u, 2u, 3u}) {
-      sim::job_config cfg;
-      sim::calibrate(cfg);
-      cfg.sizes = parse_parallel_sizes(layout);
-      cfg.seed = seed;
-      cfg.steps = 20;
+      auto cfg = failslow_test::calibrated_config(layout, seed, 20);
       cfg.max_clock_offset_us = 500;
       INFO("layout " << layout << ", seed " << seed);
       const auto healthy = l4_model_of(failslow_test::simulate_traces(cfg, sim::scenario::healthy));

@@ -2,6 +2,7 @@
 // trace set (the path real traces take), or its window summaries (the always-on path).
 #pragma once
 
+#include <cstdint>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/job_model.hpp>
 #include <failslow/io/kineto_reader.hpp>
@@ -13,6 +14,16 @@
 #include <utility>
 
 namespace failslow_test {
+
+/// The calibrated (host-paced) job of a layout ("tp=2,pp=4,dp=4"), seed and length.
+inline failslow::sim::job_config calibrated_config(const char* layout, std::uint64_t seed, int steps) {
+  failslow::sim::job_config cfg;
+  failslow::sim::calibrate(cfg);
+  cfg.sizes = failslow::parse_parallel_sizes(layout);
+  cfg.seed = seed;
+  cfg.steps = steps;
+  return cfg;
+}
 
 struct traced_job {
   failslow::sim::simulated_job job{};
