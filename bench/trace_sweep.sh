@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The diagnosis from traces, swept: every scenario a layout can host, simulated (failslow simulate),
+# diagnosed from its Kineto traces (failslow diagnose) and scored against its truth (failslow
+# score), one table for the whole sweep. The figures in docs/simulator.md come from it:
+#   bench/trace_sweep.sh /tmp/sweep-cal                 # the calibrated (default) job
+#   bench/trace_sweep.sh /tmp/sweep-gpu --gpu-bound     # the earlier GPU-bound model
+#   LAYOUTS="tp=1,pp=1,dp=8 tp=1,pp=1,dp=4 tp=2,pp=1,dp=4" NOISES="1 2" bench/trace_sweep.sh /tmp/sweep-dp
+# Arguments after the output folder go to every `failslow simulate`. Environment: TOOL (default
+# build/release/examples/cli/failslow), LAYOUTS, SCENARIOS, SEEDS (1 2 3), NOISES (1), STEPS (30).
+# Writes OUT/score.txt (the table) and OUT/misses.txt (each false positive or missed fault); each
+# case's traces are deleted once diagnosed, its truth and report kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: bench/trace_sweep.sh OUT_DIR [simulate options...]}
+shift
+tool=${TOOL:-build/release/examples/cli/failslow}
+layouts=${LAYOUTS:-"tp=2,pp=4,dp=8 tp=4,pp=2,dp=2 tp=1,pp=1,dp=8 tp=2,pp=2,dp=4"}
+scenarios=${SCENARIOS:-$("$tool" simulate --list | tr '\n' ' ')}
+seeds=${SEEDS:-"1 2 3"}
+noises=${NOISES:-1}
+steps=${STEPS:-30}
+rm -rf "$out"
+mkdir -p "$out"
+args=()
+: > "$out/misses.txt"
+for layout in $layouts; do
+  IFS=, read -r -a dims <<< "$layout"
+  sizes=()
+  for d in "${dims[@]}"; do sizes+=("--${d%%=*}" "${d#*=}"); done
+  for sc in $scenarios; do
+    for seed in $seeds; do
+      for noise in $noises; do
+        case_dir="$out/${layout//[=,]/_}_${sc}_s${seed}_n${noise}"
+        # A scenario the layout cannot host (a tp link without tp) is skipped.
+        "$tool" simulate "${sizes[@]}" --scenario "$sc" --seed "$seed" --noise "$noise" --steps "$steps" \
+          --threads 1 "$@" --out "$case_dir" > /dev/null 2>&1 || { rm -rf "$case_dir"; continue; }
+        "$tool" diagnose "$case_dir" --threads 1 --format json --out "$case_dir/report.json" > /dev/null
+        rm -f "$case_dir"/rank_*.json
+        args+=(--truth "$case_dir/truth.json" --report "$case_dir/report.json")
+        "$tool" score --truth "$case_dir/truth.json" --report "$case_dir/report.json" |
+          grep -E "false positive|MISSED|not localised" | sed "s|^|${case_dir##*/}: |" >> "$out/misses.txt" || true
+      done
+    done
+  done
+done
+"$tool" score "${args[@]}" > "$out/score.txt"
+tail -n 14 "$out/score.txt"
+echo "false positives and misses: $(wc -l < "$out/misses.txt") line(s) in $out/misses.txt"
