@@ -436,7 +436,8 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
   // Peers: the ranks in its place in the other data-parallel replicas (same stage and shard),
   // else its stage, else the job -- ranks whose arrivals the schedule makes alike.
   std::vector<std::vector<int>> peers_of(R);
-  std::vector<double> excess_of_all;  // each rank's mean lateness over its peers' median
+  std::vector<double> peer_median(R, 0.0);  // of the peers' mean lateness
+  std::vector<double> excess_of_all;        // each rank's mean lateness over its peers' median
   for (std::size_t r = 0; r < R; ++r) {
     if (!m.has_rank[r]) continue;
     auto& peers = peers_of[r];
@@ -450,7 +451,8 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     if (peers.size() < 3) continue;
     buf.clear();
     for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
-    excess_of_all.push_back(own[r] - stats::median(buf));
+    peer_median[r] = stats::median(buf);
+    excess_of_all.push_back(own[r] - peer_median[r]);
   }
   // How much healthy ranks differ in their mean lateness, over the whole job: GPUs of one
   // model differ by a percent or so in speed, and in a few peers' means that spread is not
@@ -462,12 +464,11 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     const auto& peers = peers_of[r];
     if (peers.size() < 3) continue;
     ++tested;
+    const double med = peer_median[r];
+    if (own[r] - med < floor_ns) continue;
     buf.clear();
     for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
-    const double med = stats::median(buf);
-    if (own[r] - med < floor_ns) continue;
-    for (auto& v : buf) v = std::abs(v - med);
-    const double spread_of_means = 1.4826 * stats::median(buf);
+    const double spread_of_means = stats::mad_normal(buf);
     // Per step: the peers' deviations from their median (for the standard error) and the
     // steps where the rank is late by the floor over that median.
     std::vector<std::size_t> hit;
