@@ -210,7 +210,9 @@ inline void quantile_vector(const lognormal_mixture& m, const quantile_grid& gri
   thread_local std::vector<detail::quantile_node> nodes, own, merged;
   nodes.clear();
   for (std::size_t c = 0; c < parts.size(); ++c) {
-    const auto own_end = own.begin() + static_cast<std::ptrdiff_t>(parts[c].nodes(grid, c, own));
+    // Count first: nodes() may grow `own`, so its begin() is read only after the call.
+    const auto own_count = static_cast<std::ptrdiff_t>(parts[c].nodes(grid, c, own));
+    const auto own_end = own.begin() + own_count;
     if (nodes.empty() || own_end == own.begin() || !(own.front().t < nodes.back().t)) {
       // Components in ascending order (clusters, pieces): what std::merge gives, without it.
       nodes.insert(nodes.end(), own.begin(), own_end);
