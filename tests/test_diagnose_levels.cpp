@@ -90,7 +90,9 @@ TEST_CASE("L2 statistics of one group equal the numpy/scipy reference", "[diagno
     auto m = empty_model(G, S);
     for (std::size_t r = 0; r < G; ++r)
       for (std::size_t s = 0; s < S; ++s) m.phase_ns(r, diagnose::compute_phase, s) = values[r][s].get<double>();
-    const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+    diagnose::l2_options cross_rank;  // the reference computes the group tests (no own-history ones)
+    cross_rank.own_history_with_peers = false;
+    const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr, cross_rank);
     CHECK(res.tests == G);  // compute only: memory, idle and iteration are NaN
     const auto& want = c.at("stragglers");
     REQUIRE(res.stragglers.size() == want.size());
@@ -203,6 +205,66 @@ TEST_CASE("L2 with a guessed layout: changed but not slower, negligible or slow 
   }
   diagnose::l2_options bad;
   bad.min_step_share = 1.5;
+  CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
+}
+
+TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread, is found against its own history",
+          "[diagnose][l2]") {
+  // 16 data-parallel GPUs that differ by up to +-2 % and vary 0.8 % per step: a rank 2.5 %
+  // slower from step 8 is 1-2 robust scales above its peers, never an elevated step, but 5 of
+  // its own steps' standard errors above its past relative to them.
+  // Power, not certainty: found in at least 18 of 20 seeds, never a healthy rank.
+  const std::size_t G = 16, S = 24;
+  std::size_t found = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> noise(0, 0.008);
+    std::uniform_real_distribution<double> gpu(-0.02, 0.02);
+    for (const bool faulty : {false, true}) {
+      auto m = empty_model(G, S);
+      std::vector<double> speed(G);
+      for (auto& v : speed) v = std::exp(gpu(rng));
+      speed[9] = 0.96;  // a fast GPU that became 2.5 % slower, still faster than most: holds nothing back
+      if (faulty) speed[5] = 1.0;
+      for (std::size_t r = 0; r < G; ++r)
+        for (std::size_t s = 0; s < S; ++s) {
+          m.iteration_ns(r, s) = 80e6;
+          m.phase_ns(r, diagnose::compute_phase, s) = 45e6 * speed[r] * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::communication_phase, s) = 30e6 * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::memory_phase, s) = 2e6 * std::exp(noise(rng));
+          m.phase_ns(r, diagnose::idle_phase, s) = 0.05e6;
+        }
+      for (std::size_t s = 8; s < S; ++s) m.phase_ns(9, diagnose::compute_phase, s) *= 1.025;
+      if (faulty)
+        for (std::size_t s = 8; s < S; ++s) m.phase_ns(5, diagnose::compute_phase, s) *= 1.025;
+      INFO("seed " << seed << (faulty ? ", rank 5 2.5 % slower from step 8" : ", healthy but for rank 9"));
+      const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+      for (const auto& x : res.stragglers)
+        UNSCOPED_INFO("claimed rank " << x.rank << " phase " << x.phase << " steps " << x.first << "-" << x.last
+                                      << " ratio " << x.ratio << " p " << x.p_value << " within " << x.compared_within);
+      if (!faulty) {
+        CHECK(res.stragglers.empty());
+        continue;
+      }
+      CHECK(res.stragglers.size() <= 1);
+      if (res.stragglers.empty()) continue;
+      ++found;
+      const auto& st = res.stragglers[0];
+      CHECK(st.rank == 5);
+      CHECK(st.compared_within == "own history");
+      CHECK(st.referred_to_peers);
+      CHECK(st.first >= 5);  // where PELT puts the change, within 3 steps
+      CHECK(st.first <= 11);
+      CHECK(st.ratio == Approx(1.025).margin(0.01));
+      // Across ranks alone it is not seen.
+      diagnose::l2_options across;
+      across.own_history_with_peers = false;
+      CHECK(diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr, across).stragglers.empty());
+    }
+  }
+  CHECK(found >= 18);
+  diagnose::l2_options bad;
+  bad.own_history_min_effect = -0.01;
   CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
 }
 

@@ -12,7 +12,7 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
   l2_groups.json  one comparison group (ranks x steps of one phase) per case, with the L2
                   statistics of diagnose/l2_stragglers.hpp: the pooled robust scale, z-scores,
                   elevated steps, the persistent run, the binomial p-value against the other
-                  ranks' rate and the Benjamini-Hochberg q-values
+                  ranks' rate (the Jeffreys estimate (K + 1/2) / (N + 1)) and the Benjamini-Hochberg q-values
                   (as scipy.stats.false_discovery_control), and which ranks are stragglers
 """
 import json
@@ -117,7 +117,7 @@ def l2_group(x):
         count, first, last = best_run(list(elevated[i]))
         runs.append((count, first, last))
         if count >= MIN_STEPS and count >= MIN_FRACTION * (last - first + 1):
-            rate = (K - k[i]) / (N - S)
+            rate = (K - k[i] + 0.5) / (N - S + 1)  # the peers' rate, Jeffreys estimate
             p[i] = stats.binom.sf(k[i] - 1, S, max(rate, floor))
     q = bh_adjusted(p)
     ranks = []

@@ -43,10 +43,12 @@
 //                      before_late_arrival. Only when no L2/L3 finding names the rank; on
 //                      those findings the same wait-for evidence is added instead.
 //     L4 host_stall    ranks (those that stalled), phase = the cause (jit_compilation,
-//                      garbage_collection, data_loader, host_busy, host_absent; l4_host.hpp);
-//                      score = the largest robust z; evidence: cause, gpu_idle_ns, excess_ns,
-//                      cpu_busy_fraction, z, steps, period_steps (0: not periodic),
-//                      job_slowdown, caused_wait_ns, host_ops, new_kernels. Models from traces.
+//                      garbage_collection, data_loader, host_busy, host_absent,
+//                      host_unrecorded; l4_host.hpp); score = the largest robust z; evidence:
+//                      cause, gpu_idle_ns, excess_ns, cpu_busy_fraction (traces), z, steps,
+//                      period_steps (0: not periodic), job_slowdown, caused_wait_ns, host_ops,
+//                      new_kernels. From traces' launch gaps, or from summaries' idle phase
+//                      (rank-local stalls only; cause jit_compilation or host_unrecorded).
 //     An L2 straggler in the idle phase whose host launches options.late_launch_ratio or more
 //     slower than its peers' (l4_host.hpp late_launch) gets evidence launch_interval_ns,
 //     peer_launch_interval_ns, launch_interval_ratio and the words "its host launches late".
@@ -251,8 +253,11 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   const std::string idles = on_host ? "no profiled operator runs for " : "the GPU idles ";
   const std::string why = on_host ? "the host is busy outside profiled operators, e.g. loading data, or not scheduled"
                                   : "launches or the host hold it back";
-  const std::string own_words = st.had_peers ? "the layout is guessed, so also judged against its own history"
-                                             : "no comparable ranks, judged against its own history";
+  const std::string own_words = st.referred_to_peers
+                                    ? "a change within the spread of " + peers_text + ", judged against its own history"
+                                : st.had_peers ? "the layout is guessed, so also judged against its own history"
+                                               : "no comparable ranks, judged against its own history";
+  const std::string relative_to = st.referred_to_peers ? "relative to its peers" : "relative to the other ranks";
   if (ph.role == phase_role::idle && own)
     effect = idles + format_duration(st.observed_ns) + " per step, " + format_duration(st.baseline_ns) + " before (" +
              why + "; " + own_words + ")";
@@ -262,7 +267,7 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
   else if (own)
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " its own before (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step; " + own_words +
-             ", relative to the other ranks)";
+             ", " + relative_to + ")";
   else
     effect = ph.name + (ph.annotated ? " compute " : " time ") + format_ratio(st.ratio) + " " + peers_text + " (" +
              format_duration(st.observed_ns) + " vs " + format_duration(st.baseline_ns) + " per step)";
@@ -533,6 +538,9 @@ inline std::string cause_words(host_cause c) {
     case host_cause::host_absent:
       return "the host recorded nothing (a pause outside profiled operators: garbage collection, preemption, "
              "paging)";
+    case host_cause::host_unrecorded:
+      return "window summaries keep no host events, so why is not recorded (a host pause: garbage collection, "
+             "a data-loader stall, preemption; traces would say)";
   }
   return "";
 }
@@ -564,9 +572,9 @@ inline finding host_finding(const topology& topo, const host_stall& h) {
     kernels += (i ? ", " : "") + io::detail::format_kernel_name(h.new_kernels[i]);
   f.evidence.add("cause", std::string(to_string(h.cause)))
       .add("gpu_idle_ns", h.gpu_idle_ns)
-      .add("excess_ns", h.excess_ns)
-      .add("cpu_busy_fraction", h.cpu_busy_fraction)
-      .add("z", h.z)
+      .add("excess_ns", h.excess_ns);
+  if (!h.from_idle_phase) f.evidence.add("cpu_busy_fraction", h.cpu_busy_fraction);
+  f.evidence.add("z", h.z)
       .add("steps", std::move(steps))
       .add("period_steps", static_cast<double>(h.period_steps))
       .add("job_slowdown", h.job_slowdown)
@@ -585,7 +593,7 @@ inline finding host_finding(const topology& topo, const host_stall& h) {
            std::to_string(h.steps.back());
   f.summary = who + (h.ranks.size() == 1 ? " left its GPU idle " : " left their GPUs idle ") +
               format_duration(h.gpu_idle_ns) + (h.steps.size() == 1 && h.ranks.size() == 1 ? " " : " each ") + when +
-              ", launching nothing: " + cause_words(h.cause);
+              (h.from_idle_phase ? ", running no kernel: " : ", launching nothing: ") + cause_words(h.cause);
   if (!kernels.empty()) f.summary += "; kernels launched for the first time: " + kernels;
   if (!ops.empty() && h.cause != host_cause::host_absent) f.summary += "; the host ran " + ops;
   if (h.caused_wait_ns > 0)
@@ -844,6 +852,9 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
                      detail::format_ratio(pace.ratio) + "), so the GPU idles between kernels (L4)";
       }
     }
+  }
+  // Host stalls: from the launch gaps of traces, or from the GPU's idle in summaries.
+  if (m.host.measured || m.source == "summaries") {
     const auto host = find_host_stalls(m, o.host);
     for (const auto& h : host.stalls) {
       // A rank that held the job back only around its stall: the stall is the story, and the

@@ -20,7 +20,8 @@
 //                            judged by the share of the step it costs)
 //     elevated_it = z_it > z_threshold and rel_it > min_effect
 //   Test per (rank, phase): k_i elevated steps of n_i; under "rank i is like its peers" each step
-//   is elevated with the peers' rate p_i = (elevated cells of the others) / (their cells), at
+//   is elevated with the peers' rate p_i = (elevated cells of the others + 1/2) / (their cells
+//   + 1) (the Jeffreys estimate: a rate of 0 in 90 cells is not known to be below 1 %), at
 //   least P(N(0,1) > z_threshold); p-value P(Binomial(n_i, p_i) >= k_i)
 //   (detail/binomial_tail.hpp). Noise that rotates between ranks (GC pauses) raises p_i and
 //   gives each rank few elevated steps: no straggler.
@@ -52,6 +53,14 @@
 //   sustained window of at least min_steps steps is the claim, p-value of the window's mean
 //   shift against the baseline pool (one-sided normal), in the same BH as the group tests;
 //   withheld when the rank's own communication grew by more than half its excess (it waits).
+//   Ranks with peers under a known layout (own_history_with_peers) get, in the work classes
+//   (compute, memory; not idle, whose per-step regime flips on a host-paced job are no change,
+//   nor annotated phases, parts of compute), the same test with q
+//   relative to their group's other ranks, floor own_history_min_effect, at least 2 min_steps
+//   slow steps and the BH test on the shift's p-value instead of the per-step z bar (a change
+//   smaller than one step's noise is still several standard errors of a dozen steps' mean), and
+//   must end at least half that floor above the group's median (a fast GPU that became like
+//   the others holds nothing back).
 //   A job of a single rank has no other ranks: no L2.
 //   phase_cv: per phase, the median over groups and steps of the CV across comparable ranks
 //   (ARGUS L2's "phase where ranks disagree").
@@ -95,6 +104,13 @@ struct l2_options {
   double min_phase_ns = 1000;  ///< phases whose peers' median is below this are not compared
   double resolution = 1e-3;    ///< the robust scale is at least this fraction of the median
   bool own_history = true;     ///< ranks without enough peers: compare with their own history
+  /// Ranks with peers are also compared with their own history (relative to the others): a
+  /// few-percent change hides in the spread of GPUs that differ by as much, not in the rank's
+  /// own steps before it.
+  bool own_history_with_peers = true;
+  /// The sustained floor of an own-history claim of a rank with peers (L1's sustained floor);
+  /// it must also run this much above the others' median during the claim.
+  double own_history_min_effect = 0.02;
   /// A claim's excess per step must be at least this share of the iteration (the median over
   /// the claimed steps of the other ranks' iteration time): a phase 1.5x slower that costs
   /// 0.1 % of a step holds nothing back.
@@ -129,6 +145,9 @@ struct straggler {
   /// Own-history claims: the rank had comparable ranks (a guessed layout), so its own history
   /// was asked as well as them, not instead of them.
   bool had_peers = false;
+  /// Own-history claims of a rank with peers under a known layout (own_history_with_peers):
+  /// its series was taken relative to those peers, not to the whole job.
+  bool referred_to_peers = false;
 };
 
 struct phase_disagreement {
@@ -149,10 +168,11 @@ template <class = void>
 inline void check(const l2_options& o) {
   if (!(o.z_threshold > 0) || !(o.min_effect >= 0) || o.min_steps == 0 || !(o.min_fraction > 0) ||
       !(o.min_fraction <= 1) || !(o.fdr_q > 0) || !(o.fdr_q <= 1) || o.min_group < 2 || !(o.min_phase_ns >= 0) ||
-      !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1))
+      !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1) || !(o.own_history_min_effect >= 0))
     throw invalid_argument(
         "l2_options: z_threshold > 0, min_effect >= 0, min_steps >= 1, min_fraction in (0, 1], "
-        "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0, min_step_share in [0, 1)");
+        "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0, min_step_share in [0, 1), "
+        "own_history_min_effect >= 0");
 }
 
 /// "dp:3" / "stage:1" when the compared dimensions (those of size > 1) are one communication
@@ -234,7 +254,7 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 // mean against the baseline pool (one-sided normal p-value).
 template <class = void>
 inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
-                                   const l2_options& o) {
+                                   const l2_options& o, double floor) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   const std::size_t S = m.step_count(), r = static_cast<std::size_t>(rank);
   const bool idle = m.phases[p].role == phase_role::idle;
@@ -273,7 +293,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   }
   l1_options lo;
   lo.z_threshold = o.z_threshold;
-  lo.min_sustained_slowdown = o.min_effect;
+  lo.min_sustained_slowdown = floor;
   lo.single_steps = false;  // a single slow step is no straggler
   lo.noise_floor = o.resolution;
   lo.per_rank = false;
@@ -356,7 +376,11 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       }
       // With a guessed layout the group may mix different work: each rank is also judged against
       // its own history.
-      if (o.layout_assumed) lonely.emplace_back(p, members, true);
+      // With peers (known layout), the work classes only (compute, memory): a host's idle per
+      // step flips between regimes (a data loader's batch ready or not) that a mean shift takes
+      // for a change, and annotated phases, parts of compute, would multiply the tests.
+      if (o.layout_assumed || (o.own_history_with_peers && ph.role == phase_role::work && !ph.annotated))
+        lonely.emplace_back(p, members, true);
       detail::comparison c;
       c.members = members;
       c.phase = p;
@@ -501,7 +525,12 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
           cand.elevated >= o.min_steps &&
           static_cast<double>(cand.elevated) >= o.min_fraction * static_cast<double>(cand.last - cand.first + 1);
       if (persistent && n[i] > 0) {
-        const double rate = N > n[i] ? static_cast<double>(K - k[i]) / static_cast<double>(N - n[i]) : 0.0;
+        // The peers' rate as the Jeffreys estimate (K + 1/2) / (N + 1): with 3 peers x 30 steps
+        // and none elevated the rate is not known to be below about 1 %, and a heavy-tailed
+        // step time (bimodal kernels) elevates about that often; the raw 0 (then the normal
+        // tail's 2e-4) made 3 chance steps of a healthy rank "significant".
+        const double rate =
+            N > n[i] ? (static_cast<double>(K - k[i]) + 0.5) / (static_cast<double>(N - n[i]) + 1.0) : 0.0;
         cand.p = detail::binomial_upper_tail(k[i], n[i], std::max(rate, p_floor));
       }
       pvals.push_back(cand.p);
@@ -516,7 +545,11 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     for (const auto& [p, members, in_group] : lonely)
       for (int r : members) {
         ++out.tests;
-        auto st = detail::own_history_claim(m, r, p, present, o);
+        // A rank with peers is referred to them (the same work); one without, to the whole job.
+        // (A guessed layout's group may mix work: there, the whole job, as before.)
+        auto st = in_group && !o.layout_assumed
+                      ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect)
+                      : detail::own_history_claim(m, r, p, present, o, o.min_effect);
         pvals.push_back(st.p_value);
         own_claims.push_back(std::move(st));
         own_in_group.push_back(in_group);
@@ -603,7 +636,14 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         // independent steps; scheduling noise is not), come after min_steps steps of the rank (a
         // rank slower in its first steps than later got faster: there is no "before" to be slower
         // than), and cost a share of the step.
-        if (!(st.z >= o.z_threshold)) continue;
+        // A rank with peers is held to its shift's standard error instead (the BH test on its
+        // p-value), over at least twice min_steps steps, and must end above the others (below):
+        // a few-percent change is below one step's noise but not below that of a dozen steps'.
+        if (own_in_group[j - cands.size()] && !o.layout_assumed) {
+          if (st.elevated_steps < 2 * o.min_steps) continue;
+        } else if (!(st.z >= o.z_threshold)) {
+          continue;
+        }
         std::size_t before = 0;
         for (std::size_t s = 0; s < st.first; ++s)
           before += std::isfinite(m.phase_ns(static_cast<std::size_t>(rank), st.phase, s)) ? 1 : 0;
@@ -614,11 +654,13 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         }
         // Within a group of ranks compared as equals (guessed layout), a rank that was faster
         // than the others and became like them has changed but holds nothing back.
-        if (o.layout_assumed && own_in_group[j - cands.size()] && !(st.above_others >= o.min_effect)) {
+        if (own_in_group[j - cands.size()] &&
+            !(st.above_others >= (o.layout_assumed ? o.min_effect : 0.5 * o.own_history_min_effect))) {
           like_others.push_back(rank);
           continue;
         }
         st.had_peers = own_in_group[j - cands.size()];
+        st.referred_to_peers = st.had_peers && !o.layout_assumed;
         claims.push_back(st);
         continue;
       }

@@ -120,6 +120,7 @@ inline l2_options default_link_options() {
   l2_options o;
   o.min_effect = 0.08;
   o.own_history = false;
+  o.own_history_with_peers = false;
   o.min_step_share = 0;  // a transfer time is not a share of the step
   return o;
 }
@@ -130,6 +131,7 @@ template <class = void>
 inline l2_options default_stage_options() {
   l2_options o;
   o.min_step_share = 0;
+  o.own_history_with_peers = false;  // a stage has no peers: its own history is the test
   return o;
 }
 
@@ -155,6 +157,9 @@ inline l2_options default_kernel_options() {
   l2_options o;
   o.min_effect = 0.01;
   o.min_step_share = 0;  // W1 per launch is not a share of the step
+  // W1 of a kernel key against its group is itself the rank's change; its own history is
+  // L3's (own-window W1), not L2's ratio series of one key.
+  o.own_history_with_peers = false;
   return o;
 }
 
@@ -964,7 +969,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         std::vector<straggler> claims;
         for (std::size_t jj = 0; jj < keys.size(); ++jj) {
           ++out.tests;
-          auto st = detail::own_history_claim(gm, 0, class_phase_count + jj, {0}, lo);
+          auto st = detail::own_history_claim(gm, 0, class_phase_count + jj, {0}, lo, lo.min_effect);
           const double bonferroni = st.p_value * static_cast<double>(keys.size());
           if (st.elevated_steps == 0 || !(bonferroni <= lo.fdr_q)) continue;
           st.q_value = std::min(1.0, bonferroni);

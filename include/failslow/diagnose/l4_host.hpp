@@ -33,6 +33,12 @@
 //     operator's name: garbage_collection ("gc", "garbage"), data_loader ("dataloader",
 //     "__next__", "data_loader"), else host_busy; else host_absent (the host recorded nothing:
 //     a garbage-collection pause outside profiled operators, preemption, paging).
+//     Models of window summaries (.fsum; no host events, m.host unmeasured): x is the step's
+//     GPU idle (the idle phase, period - the kernels' summed durations), the same tests apply,
+//     and a step counts only when at most max(1, local_share x ranks) ranks idled by half a
+//     stall or more in it (without the host's launch gaps a rank-local stall cannot be told
+//     from a bubble every rank of other stages waits in); cause jit_compilation when the
+//     rank's window holds kernel keys its earlier windows did not, else host_unrecorded.
 //     Occurrences of one cause in the same step form one stall (its ranks); a cause that
 //     occurs in period_min or more steps forms one recurring stall, periodic with period p when
 //     every step difference is a multiple of p and most are exactly p.
@@ -44,7 +50,7 @@
 // Accuracy: gaps are measured on each rank's own clock (no alignment needed); a gap's GPU idle
 //   counts the time no activity of the rank ran on any stream.
 // Errors: invalid_argument for thresholds out of range (negative times, z or fractions <= 0,
-//   busy_fraction outside [0, 1], period_min < 2).
+//   busy_fraction outside [0, 1], period_min < 2, local_share outside (0, 1]).
 #pragma once
 
 #include <algorithm>
@@ -80,9 +86,16 @@ struct host_measure_options {
 };
 
 /// Why a host stopped launching.
-enum class host_cause : std::uint8_t { jit_compilation, garbage_collection, data_loader, host_busy, host_absent };
+enum class host_cause : std::uint8_t {
+  jit_compilation,
+  garbage_collection,
+  data_loader,
+  host_busy,
+  host_absent,
+  host_unrecorded  ///< window summaries: the GPU idled, the source keeps no host events to say why
+};
 /// Number of host_cause values (they are 0 .. host_cause_count - 1).
-inline constexpr std::size_t host_cause_count = 5;
+inline constexpr std::size_t host_cause_count = 6;
 
 constexpr const char* to_string(host_cause c) noexcept {
   switch (c) {
@@ -96,6 +109,8 @@ constexpr const char* to_string(host_cause c) noexcept {
       return "host_busy";
     case host_cause::host_absent:
       return "host_absent";
+    case host_cause::host_unrecorded:
+      return "host_unrecorded";
   }
   return "host_absent";
 }
@@ -110,6 +125,9 @@ struct host_stall_options {
   double relative_floor = 0.05;         ///< spread floor of ln(idle) (z_rel)
   double busy_fraction = 0.5;           ///< host operators cover this share of the gap: host busy
   std::size_t period_min = 3;           ///< steps of one cause that make a recurring stall
+  /// Window summaries only: a step in which more than this share of the ranks idled by half a
+  /// stall or more is the job's (a pipeline bubble, a synchronised pause), not a rank's stall.
+  double local_share = 0.25;
 };
 
 /// One rank's stalled step.
@@ -130,6 +148,7 @@ struct host_stall {
   double excess_ns = 0;                      ///< summed over occurrences
   double cpu_busy_fraction = 0;              ///< median over occurrences
   double z = 0;                              ///< the largest
+  bool from_idle_phase = false;              ///< measured from window summaries' idle (no host events)
   double job_slowdown = 0;                   ///< excess / the job's median iteration summed over first..last
   double caused_wait_ns = 0;                 ///< others' wait blamed on its ranks in its steps (L4 waits; 0 without)
   std::vector<std::pair<std::string, double>> top_ops;  ///< host operators in the gaps, summed
@@ -261,17 +280,73 @@ inline void measure_host_activity(job_model& m, const trace::trace_set& set, con
   }
 }
 
-/// The host stalls of a model measured by measure_host_activity (see the synopsis).
+namespace detail {
+
+/// What summaries give in place of measure_host_activity: per rank and step one "gap", the
+/// step's GPU idle (the model's idle phase: period - the kernels' summed durations), no host
+/// operators; new kernels from the kept windows (keys the rank had not run in an earlier step).
+template <class = void>
+inline host_activity host_from_idle_phase(const job_model& m) {
+  host_activity h;
+  const std::size_t R = m.rank_count(), S = m.step_count();
+  h.gaps.assign(R, {});
+  h.new_kernels = xt::zeros<double>({R, S});
+  h.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  h.launch_interval_ns.fill(std::numeric_limits<double>::quiet_NaN());
+  const std::size_t idle = m.phase_index("idle");
+  if (idle == m.phase_count()) return h;
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s) {
+      const double x = m.phase_ns(r, idle, s);
+      if (std::isnan(x)) continue;
+      host_gap g;
+      g.step = s;
+      g.gpu_idle_ns = x;
+      h.gaps[r].push_back(std::move(g));
+    }
+  if (!m.windows.empty()) {
+    const window_index at(m);
+    std::vector<char> seen;
+    for (std::size_t r = 0; r < R; ++r) {
+      seen.assign(m.kernel_names.size(), 0);
+      bool first = true;
+      for (std::size_t s = 0; s < S; ++s) {
+        const auto* w = at.window(static_cast<int>(r), s);
+        if (!w) continue;
+        std::vector<std::string> names;
+        for (const auto& k : w->kernels) {
+          if (k.key >= seen.size() || seen[k.key]) continue;
+          seen[k.key] = 1;
+          if (first) continue;  // the first window: everything is new
+          h.new_kernels(r, s) += 1;
+          if (names.size() < host_measure_options{}.new_kernel_names) names.push_back(m.kernel_names[k.key]);
+        }
+        if (!names.empty()) h.new_kernel_names[{static_cast<int>(r), s}] = std::move(names);
+        first = false;
+      }
+    }
+  }
+  h.measured = true;
+  return h;
+}
+
+}  // namespace detail
+
+/// The host stalls of a model measured by measure_host_activity or, for a model of window
+/// summaries (no host events), from its idle phase (see the synopsis).
 template <class = void>
 inline host_stall_result find_host_stalls(const job_model& m, const host_stall_options& o = {}) {
   if (o.min_stall_ns < 0 || !(o.min_fraction >= 0) || !(o.z > 0) || !(o.scale_floor > 0) || !(o.relative_floor > 0) ||
-      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2)
+      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2 || !(o.local_share > 0 && o.local_share <= 1))
     throw invalid_argument(
         "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor, relative_floor > 0, busy_fraction in "
-        "[0, 1], "
-        "period_min >= 2");
+        "[0, 1], period_min >= 2, local_share in (0, 1]");
   host_stall_result out;
-  const auto& h = m.host;
+  // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps.
+  const bool from_idle = !m.host.measured && m.source == "summaries";
+  host_activity fallback;
+  if (from_idle) fallback = detail::host_from_idle_phase(m);
+  const auto& h = from_idle ? fallback : m.host;
   const std::size_t R = m.rank_count(), S = m.step_count();
   if (!h.measured || h.gaps.size() != R) return out;
   struct found {
@@ -321,6 +396,21 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   // median over ranks): a MAD of 30 steps can be a third too small by chance, and host
   // jitter is a property of the job's software more than of one rank.
   const double job_log_spread = log_spreads.empty() ? 0.0 : stats::median(log_spreads);
+  // From summaries the GPU's idle cannot tell a host that stopped launching from a GPU that
+  // waited on others without a kernel running (a pipeline bubble): a stall must be local to a
+  // few ranks of its step. With host events the launch gap itself says the host stopped.
+  std::vector<std::size_t> idled(S, 0), present_at(S, 0);
+  if (from_idle)
+    for (std::size_t r = 0; r < R; ++r) {
+      const auto& rs = series[r];
+      if (rs.present.size() < 3) continue;
+      const double half = 0.5 * std::max(static_cast<double>(o.min_stall_ns), o.min_fraction * rs.med_iter);
+      for (std::size_t k = 1; k < rs.present.size(); ++k) {
+        const std::size_t s = rs.present[k];
+        ++present_at[s];
+        if (rs.x[s] - rs.base >= half) ++idled[s];
+      }
+    }
   for (std::size_t r = 0; r < R; ++r) {
     const auto& rs = series[r];
     if (rs.present.size() < 3) continue;
@@ -331,6 +421,9 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     for (std::size_t k = 1; k < rs.present.size(); ++k) {
       const std::size_t s = rs.present[k];
       const double excess = x[s] - rs.base;
+      if (from_idle &&
+          static_cast<double>(idled[s]) > std::max(1.0, o.local_share * static_cast<double>(present_at[s])))
+        continue;
       if (!gap_at[s] || excess < need || excess / rs.scale < o.z ||
           (std::log(std::max(x[s], smallest)) - rs.log_base) / log_scale < o.z)
         continue;
@@ -347,6 +440,8 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       const std::string top = g.top_ops.empty() ? std::string() : g.top_ops.front().first;
       if (h.new_kernels(r, s) > 0)
         f.cause = host_cause::jit_compilation;
+      else if (from_idle)
+        f.cause = host_cause::host_unrecorded;
       else if (f.occ.cpu_busy_fraction >= o.busy_fraction && detail::name_has(top, {"gc.", "gc_", "garbage"}))
         f.cause = host_cause::garbage_collection;
       else if (f.occ.cpu_busy_fraction >= o.busy_fraction &&
@@ -368,7 +463,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   }
   // Group: one cause, then by step; a cause seen in period_min or more steps recurs.
   for (host_cause c : {host_cause::jit_compilation, host_cause::garbage_collection, host_cause::data_loader,
-                       host_cause::host_busy, host_cause::host_absent}) {
+                       host_cause::host_busy, host_cause::host_absent, host_cause::host_unrecorded}) {
     std::map<std::size_t, std::vector<const found*>> by_step;
     for (const auto& f : all)
       if (f.cause == c) by_step[f.occ.step].push_back(&f);
@@ -383,6 +478,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     for (const auto& steps : groups) {
       host_stall st;
       st.cause = c;
+      st.from_idle_phase = from_idle;
       std::vector<double> idle, busy;
       std::map<std::string, double> ops;
       for (std::size_t s : steps) {
@@ -396,8 +492,8 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
           st.z = std::max(st.z, f->occ.z);
           for (const auto& [name, ns] : f->gap->top_ops) ops[name] += ns;
           if (m.waits.available) st.caused_wait_ns += m.waits.caused_ns(static_cast<std::size_t>(f->occ.rank), s);
-          const auto nk = m.host.new_kernel_names.find({f->occ.rank, s});
-          if (nk != m.host.new_kernel_names.end())
+          const auto nk = h.new_kernel_names.find({f->occ.rank, s});
+          if (nk != h.new_kernel_names.end())
             for (const auto& n : nk->second)
               if (std::find(st.new_kernels.begin(), st.new_kernels.end(), n) == st.new_kernels.end())
                 st.new_kernels.push_back(n);
