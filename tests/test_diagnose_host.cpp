@@ -9,6 +9,7 @@
 #include <failslow/diagnose/l4_host.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/sim/score.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -324,8 +325,11 @@ TEST_CASE("host stalls from summaries: none on healthy or faulty jobs without a 
       INFO("seed " << seed << ", " << to_string(s));
       CHECK(of_kind(diagnose::diagnose(m, topology(cfg.sizes)), "host_stall").empty());
     }
-  // The same idle excess on one rank is a stall; on half the ranks of a step (a bubble that the
-  // ranks of other stages wait in, a synchronised pause) it is the job's, which L1 reports.
+  // A host-paced job's idle (1.5 ms per step, 20 % multiplicative jitter). A 30 ms idle on one
+  // rank that the job waited for is a stall; the same on half the ranks of a step (a bubble the
+  // ranks of other stages wait in, a synchronised pause) is the job's, which L1 reports; a
+  // 6 ms loader tail that cost the job nothing is jitter; a 60 ms pause that pipeline slack hid
+  // from the job is still a stall (far outside the jitter).
   sim::job_config cfg;
   cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=2");
   cfg.seed = 44;
@@ -333,14 +337,28 @@ TEST_CASE("host stalls from summaries: none on healthy or faulty jobs without a 
   auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy);
   const std::size_t idle = m.phase_index("idle");
   REQUIRE(idle < m.phase_count());
+  std::mt19937_64 rng(44);
+  std::normal_distribution<double> jitter(0, 0.2);
+  for (std::size_t r = 0; r < m.rank_count(); ++r)
+    for (std::size_t s = 0; s < m.step_count(); ++s) m.phase_ns(r, idle, s) = 1.5e6 * std::exp(jitter(rng));
   m.phase_ns(3, idle, 6) += 30e6;
   for (std::size_t r : {0u, 2u, 4u, 6u}) m.phase_ns(r, idle, 10) += 30e6;
+  m.phase_ns(5, idle, 8) = 6e6;    // a loader's tail on a rank with slack: the job did not wait
+  m.phase_ns(1, idle, 12) += 60e6;  // a pause the job did not wait for either
+  for (std::size_t r = 0; r < m.rank_count(); ++r) {  // the job waited in steps 6 and 10
+    m.iteration_ns(r, 6) += 30e6;
+    m.iteration_ns(r, 10) += 30e6;
+  }
   const auto found = diagnose::find_host_stalls(m);
-  REQUIRE(found.stalls.size() == 1);
-  CHECK(found.stalls[0].cause == diagnose::host_cause::host_unrecorded);
-  CHECK(found.stalls[0].from_idle_phase);
+  REQUIRE(found.stalls.size() == 2);
+  for (const auto& st : found.stalls) {
+    CHECK(st.cause == diagnose::host_cause::host_unrecorded);
+    CHECK(st.from_idle_phase);
+  }
   CHECK(found.stalls[0].ranks == std::vector<int>{3});
   CHECK(found.stalls[0].steps == std::vector<std::int64_t>{m.steps[6]});
+  CHECK(found.stalls[1].ranks == std::vector<int>{1});
+  CHECK(found.stalls[1].steps == std::vector<std::int64_t>{m.steps[12]});
   diagnose::host_stall_options bad;
   bad.local_share = 0;
   CHECK_THROWS_AS(diagnose::find_host_stalls(m, bad), invalid_argument);
