@@ -343,8 +343,8 @@ TEST_CASE("host stalls from summaries: none on healthy or faulty jobs without a 
     for (std::size_t s = 0; s < m.step_count(); ++s) m.phase_ns(r, idle, s) = 1.5e6 * std::exp(jitter(rng));
   m.phase_ns(3, idle, 6) += 30e6;
   for (std::size_t r : {0u, 2u, 4u, 6u}) m.phase_ns(r, idle, 10) += 30e6;
-  m.phase_ns(5, idle, 8) = 6e6;    // a loader's tail on a rank with slack: the job did not wait
-  m.phase_ns(1, idle, 12) += 60e6;  // a pause the job did not wait for either
+  m.phase_ns(5, idle, 8) = 6e6;                       // a loader's tail on a rank with slack: the job did not wait
+  m.phase_ns(1, idle, 12) += 60e6;                    // a pause the job did not wait for either
   for (std::size_t r = 0; r < m.rank_count(); ++r) {  // the job waited in steps 6 and 10
     m.iteration_ns(r, 6) += 30e6;
     m.iteration_ns(r, 10) += 30e6;
