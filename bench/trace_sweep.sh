@@ -6,7 +6,9 @@
 #   bench/trace_sweep.sh /tmp/sweep-gpu --gpu-bound     # the earlier GPU-bound model
 #   LAYOUTS="tp=1,pp=1,dp=8 tp=1,pp=1,dp=4 tp=2,pp=1,dp=4" NOISES="1 2" bench/trace_sweep.sh /tmp/sweep-dp
 # Arguments after the output folder go to every `failslow simulate`. Environment: TOOL (default
-# build/release/examples/cli/failslow), LAYOUTS, SCENARIOS, SEEDS (1 2 3), NOISES (1), STEPS (30).
+# build/release/examples/cli/failslow), LAYOUTS, SCENARIOS, SEEDS (1 2 3), NOISES (1), STEPS (30),
+# FSUM (1: diagnose each job's per-step window summaries instead -- failslow compress, then
+# failslow diagnose on the .fsum with the layout from truth.json, the always-on path).
 # Writes OUT/score.txt (the table) and OUT/misses.txt (each false positive or missed fault); each
 # case's traces are deleted once diagnosed, its truth and report kept.
 set -euo pipefail
@@ -19,6 +21,7 @@ scenarios=${SCENARIOS:-$("$tool" simulate --list | tr '\n' ' ')}
 seeds=${SEEDS:-"1 2 3"}
 noises=${NOISES:-1}
 steps=${STEPS:-30}
+fsum=${FSUM:-0}
 rm -rf "$out"
 mkdir -p "$out"
 args=()
@@ -34,7 +37,14 @@ for layout in $layouts; do
         # A scenario the layout cannot host (a tp link without tp) is skipped.
         "$tool" simulate "${sizes[@]}" --scenario "$sc" --seed "$seed" --noise "$noise" --steps "$steps" \
           --threads 1 "$@" --out "$case_dir" > /dev/null 2>&1 || { rm -rf "$case_dir"; continue; }
-        "$tool" diagnose "$case_dir" --threads 1 --format json --out "$case_dir/report.json" > /dev/null
+        if [ "$fsum" = 1 ]; then
+          "$tool" compress "$case_dir"/rank_*.json -o "$case_dir/job.fsum" > /dev/null
+          read -r layout_flags order < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["topology"]; print(",".join("%s=%d" % (k, t[k]) for k in ("tp","cp","ep","dp","pp")), t["order"])' "$case_dir/truth.json")
+          "$tool" diagnose "$case_dir/job.fsum" --topology "$layout_flags" --order "$order" --format json \
+            --out "$case_dir/report.json" > /dev/null
+        else
+          "$tool" diagnose "$case_dir" --threads 1 --format json --out "$case_dir/report.json" > /dev/null
+        fi
         rm -f "$case_dir"/rank_*.json
         args+=(--truth "$case_dir/truth.json" --report "$case_dir/report.json")
         "$tool" score --truth "$case_dir/truth.json" --report "$case_dir/report.json" |

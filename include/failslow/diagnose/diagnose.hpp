@@ -44,7 +44,8 @@
 //                      those findings the same wait-for evidence is added instead.
 //     L4 host_stall    ranks (those that stalled), phase = the cause (jit_compilation,
 //                      garbage_collection, data_loader, host_busy, host_absent,
-//                      host_unrecorded; l4_host.hpp); score = the largest robust z; evidence:
+//                      host_unrecorded; l4_host.hpp); kernel (jit_compilation): the first
+//                      kernel launched for the first time; score = the largest robust z; evidence:
 //                      cause, gpu_idle_ns, excess_ns, cpu_busy_fraction (traces), z, steps,
 //                      period_steps (0: not periodic), job_slowdown, caused_wait_ns, host_ops,
 //                      new_kernels. From traces' launch gaps, or from summaries' idle phase
@@ -560,6 +561,9 @@ inline finding host_finding(const topology& topo, const host_stall& h) {
   f.kind = "host_stall";
   f.ranks = h.ranks;
   f.phase = to_string(h.cause);
+  // A JIT stall's kernel is the one it compiled (the first new one; the others are evidence).
+  if (h.cause == host_cause::jit_compilation && !h.new_kernels.empty())
+    f.kernel = std::string(kernel_base_name(h.new_kernels.front()));
   f.first_step = h.steps.front();
   f.last_step = h.steps.back();
   f.score = h.z;
