@@ -857,8 +857,9 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
       }
     }
   }
-  // Host stalls: from the launch gaps of traces, or from the GPU's idle in summaries.
-  if (m.host.measured || m.source == "summaries") {
+  // Host stalls: from the launch gaps of traces, or from the GPU's idle in summaries
+  // (find_host_stalls finds none in a model that has neither).
+  {
     const auto host = find_host_stalls(m, o.host);
     for (const auto& h : host.stalls) {
       // A rank that held the job back only around its stall: the stall is the story, and the

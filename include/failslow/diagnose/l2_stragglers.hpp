@@ -639,7 +639,8 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         // A rank with peers is held to its shift's standard error instead (the BH test on its
         // p-value), over at least twice min_steps steps, and must end above the others (below):
         // a few-percent change is below one step's noise but not below that of a dozen steps'.
-        if (own_in_group[j - cands.size()] && !o.layout_assumed) {
+        const bool in_group = own_in_group[j - cands.size()], with_peers = in_group && !o.layout_assumed;
+        if (with_peers) {
           if (st.elevated_steps < 2 * o.min_steps) continue;
         } else if (!(st.z >= o.z_threshold)) {
           continue;
@@ -654,13 +655,12 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         }
         // Within a group of ranks compared as equals (guessed layout), a rank that was faster
         // than the others and became like them has changed but holds nothing back.
-        if (own_in_group[j - cands.size()] &&
-            !(st.above_others >= (o.layout_assumed ? o.min_effect : 0.5 * o.own_history_min_effect))) {
+        if (in_group && !(st.above_others >= (with_peers ? 0.5 * o.own_history_min_effect : o.min_effect))) {
           like_others.push_back(rank);
           continue;
         }
-        st.had_peers = own_in_group[j - cands.size()];
-        st.referred_to_peers = st.had_peers && !o.layout_assumed;
+        st.had_peers = in_group;
+        st.referred_to_peers = with_peers;
         claims.push_back(st);
         continue;
       }

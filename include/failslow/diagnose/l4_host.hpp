@@ -290,18 +290,17 @@ namespace detail {
 /// step's GPU idle (the model's idle phase: period - the kernels' summed durations), no host
 /// operators; new kernels from the kept windows (keys the rank had not run in an earlier step).
 template <class = void>
-inline host_activity host_from_idle_phase(const job_model& m) {
+inline host_activity host_from_idle_phase(const job_model& m, std::size_t names_kept) {
   host_activity h;
   const std::size_t R = m.rank_count(), S = m.step_count();
   h.gaps.assign(R, {});
   h.new_kernels = xt::zeros<double>({R, S});
   h.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
   h.launch_interval_ns.fill(std::numeric_limits<double>::quiet_NaN());
-  const std::size_t idle = m.phase_index("idle");
-  if (idle == m.phase_count()) return h;
+  if (m.phase_count() <= idle_phase) return h;
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t s = 0; s < S; ++s) {
-      const double x = m.phase_ns(r, idle, s);
+      const double x = m.phase_ns(r, idle_phase, s);
       if (std::isnan(x)) continue;
       host_gap g;
       g.step = s;
@@ -323,7 +322,7 @@ inline host_activity host_from_idle_phase(const job_model& m) {
           seen[k.key] = 1;
           if (first) continue;  // the first window: everything is new
           h.new_kernels(r, s) += 1;
-          if (names.size() < host_measure_options{}.new_kernel_names) names.push_back(m.kernel_names[k.key]);
+          if (names.size() < names_kept) names.push_back(m.kernel_names[k.key]);
         }
         if (!names.empty()) h.new_kernel_names[{static_cast<int>(r), s}] = std::move(names);
         first = false;
@@ -349,7 +348,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps.
   const bool from_idle = !m.host.measured && m.source == "summaries";
   host_activity fallback;
-  if (from_idle) fallback = detail::host_from_idle_phase(m);
+  if (from_idle) fallback = detail::host_from_idle_phase(m, host_measure_options{}.new_kernel_names);
   const auto& h = from_idle ? fallback : m.host;
   const std::size_t R = m.rank_count(), S = m.step_count();
   if (!h.measured || h.gaps.size() != R) return out;
@@ -400,9 +399,6 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   // median over ranks): a MAD of 30 steps can be a third too small by chance, and host
   // jitter is a property of the job's software more than of one rank.
   const double job_log_spread = log_spreads.empty() ? 0.0 : stats::median(log_spreads);
-  // From summaries the GPU's idle cannot tell a host that stopped launching from a GPU that
-  // waited on others without a kernel running (a pipeline bubble): a stall must be local to a
-  // few ranks of its step. With host events the launch gap itself says the host stopped.
   // The job's median iteration per step, for the time lost.
   std::vector<double> job_iter(S);
   for (std::size_t s = 0; s < S; ++s) {
@@ -419,6 +415,9 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       if (std::isfinite(v)) finite.push_back(v);
     if (!finite.empty()) job_noise = stats::mad_normal(finite);
   }
+  // From summaries the GPU's idle cannot tell a host that stopped launching from a GPU that
+  // waited on others without a kernel running (a pipeline bubble): a stall must be local to a
+  // few ranks of its step. With host events the launch gap itself says the host stopped.
   std::vector<std::vector<double>> excess_at(from_idle ? S : 0);  // per step, each judged rank's excess
   if (from_idle)
     for (std::size_t r = 0; r < R; ++r) {
@@ -437,7 +436,9 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     for (std::size_t k = 1; k < rs.present.size(); ++k) {
       const std::size_t s = rs.present[k];
       const double excess = x[s] - rs.base;
-      if (from_idle && excess > 0) {  // ranks that idled half as long in the step, this one included
+      const double z_rel = (std::log(std::max(x[s], smallest)) - rs.log_base) / log_scale;
+      if (!gap_at[s] || excess < need || excess / rs.scale < o.z || z_rel < o.z) continue;
+      if (from_idle) {  // ranks that idled half as long in the step, this one included
         const auto& e = excess_at[s];
         const auto alike = std::count_if(e.begin(), e.end(), [excess](double v) { return v >= 0.5 * excess; });
         if (static_cast<double>(alike) > std::max(1.0, o.local_share * static_cast<double>(e.size()))) continue;
@@ -445,12 +446,8 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
         // a host-paced job's loader tail on a rank with slack (5.7 ms against 1.5 ms, z_rel 6.7)
         // is not told from a stall by the idle alone; an 18 ms pause against 0.04 ms is one,
         // even where pipeline slack hid it from the job.
-        const double z_rel = (std::log(std::max(x[s], smallest)) - rs.log_base) / log_scale;
         if (!(job_iter[s] - job_pace >= std::max(0.1 * excess, 3 * job_noise)) && !(z_rel >= 2 * o.z)) continue;
       }
-      if (!gap_at[s] || excess < need || excess / rs.scale < o.z ||
-          (std::log(std::max(x[s], smallest)) - rs.log_base) / log_scale < o.z)
-        continue;
       const auto& g = *gap_at[s];
       found f;
       f.gap = &g;
