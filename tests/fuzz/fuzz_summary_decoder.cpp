@@ -94,13 +94,16 @@ void check(std::string_view input) {
     for (std::size_t i = 0; i < st.damaged.size(); ++i)
       if (st.damaged[i].offset != d.damaged[i].offset || st.damaged[i].reason != d.damaged[i].reason) std::abort();
   }
-  // Whatever decoded re-encodes (names as decoded) and decodes to the same windows.
+  // Whatever decoded re-encodes (names as decoded) and decodes to the same windows; format 1 is read
+  // but no longer written, so its windows re-encode as format 2.
+  auto options = d.options;
+  options.format_version = std::max(options.format_version, 2u);
   failslow::compress::summary_encoder enc(
       [&](failslow::name_id id) {
         const auto it = d.names.find(id);
         return it == d.names.end() ? std::string("?") : it->second;
       },
-      d.options);
+      options);
   std::string again = enc.header();
   for (const auto& w : d.windows) enc.encode(w, again);
   const auto d2 = failslow::compress::decode_summaries(again, "<fuzz re-encoded>");
