@@ -8,7 +8,8 @@
 # Arguments after the output folder go to every `failslow simulate`. Environment: TOOL (default
 # build/release/examples/cli/failslow), LAYOUTS, SCENARIOS, SEEDS (1 2 3), NOISES (1), STEPS (30),
 # FSUM (1: diagnose each job's per-step window summaries instead -- failslow compress, then
-# failslow diagnose on the .fsum with the layout from truth.json, the always-on path).
+# failslow diagnose on the .fsum with the layout from truth.json, the always-on path), FSUM_LAYOUT
+# (1; 0: diagnose the .fsum without the layout, as a collector that knows none would).
 # Writes OUT/score.txt (the table) and OUT/misses.txt (each false positive or missed fault); each
 # case's traces are deleted once diagnosed, its truth and report kept.
 set -euo pipefail
@@ -22,6 +23,7 @@ seeds=${SEEDS:-"1 2 3"}
 noises=${NOISES:-1}
 steps=${STEPS:-30}
 fsum=${FSUM:-0}
+fsum_layout=${FSUM_LAYOUT:-1}
 rm -rf "$out"
 mkdir -p "$out"
 args=()
@@ -40,8 +42,9 @@ for layout in $layouts; do
         if [ "$fsum" = 1 ]; then
           "$tool" compress "$case_dir"/rank_*.json -o "$case_dir/job.fsum" > /dev/null
           read -r layout_flags order < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["topology"]; print(",".join("%s=%d" % (k, t[k]) for k in ("tp","cp","ep","dp","pp")), t["order"])' "$case_dir/truth.json")
-          "$tool" diagnose "$case_dir/job.fsum" --topology "$layout_flags" --order "$order" --format json \
-            --out "$case_dir/report.json" > /dev/null
+          given=(--topology "$layout_flags" --order "$order")
+          [ "$fsum_layout" = 1 ] || given=()
+          "$tool" diagnose "$case_dir/job.fsum" "${given[@]}" --format json --out "$case_dir/report.json" > /dev/null
         else
           "$tool" diagnose "$case_dir" --threads 1 --format json --out "$case_dir/report.json" > /dev/null
         fi

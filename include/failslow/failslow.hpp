@@ -60,6 +60,7 @@
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/load_job.hpp"
+#include "failslow/diagnose/roles.hpp"
 
 #include "failslow/sim/job.hpp"
 #include "failslow/sim/kernels.hpp"

@@ -33,7 +33,8 @@
 //                      ratio, wait_ns, z, p_value, q_value, elevated_steps, group_ranks,
 //                      job_slowdown, compared_within, transfer_from ("collective instances"
 //                      from traces, else "kernel summaries"), also_slow
-//     L3 slow_stage    group ("stage:2"), kernel (the one that lost most time); score = z;
+//     L3 slow_stage    group ("stage:2"; a role under a guessed layout: ranks [...] instead),
+//                      kernel (the one that lost most time); score = z;
 //                      evidence: observed_ns, baseline_ns, ratio, z, p_value, q_value,
 //                      elevated_steps, stage_ranks, job_slowdown, kernels
 //     L4 holds_back    ranks [r], phase (what it ran before arriving late); score = robust z
@@ -62,6 +63,9 @@
 //     two steps, or the one step of a single-step finding, name each other in evidence
 //     "co_occurs_with" (their kinds and step ranges), so a slow allocator call and all-reduce
 //     spikes in the same steps read as one story.
+//   A guessed layout (options.layout_assumed) with kept kernel summaries: ranks whose work
+//     kernels differ (roles.hpp infer_roles: pipeline stages, the LM head) are compared in L2
+//     and L3 only within their role, and a note lists the roles.
 //   Notes collect what the levels could not do (too few steps, ranks without peers, missing
 //   ranks) so that a report without findings says why.
 // Complexity: that of the levels.
@@ -82,12 +86,14 @@
 #include "failslow/core/launch_shape.hpp"
 #include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/l3_degraded.hpp"
 #include "failslow/diagnose/l4_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
+#include "failslow/diagnose/roles.hpp"
 #include "failslow/io/detail/text_format.hpp"
 
 namespace failslow::diagnose {
@@ -98,6 +104,7 @@ struct diagnose_options {
   l3_options l3;
   l4_options l4;
   host_stall_options host;
+  role_options roles;                     ///< how ranks' roles are told apart under a guessed layout (roles.hpp)
   double late_launch_ratio = 1.5;         ///< an idle-phase straggler whose host launches this much slower: late launch
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
@@ -450,7 +457,11 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
   finding f;
   f.level = "L3";
   f.kind = "slow_stage";
-  f.group = "stage:" + std::to_string(d.stage);
+  // A role under a guessed layout is no stage number of the layout: its ranks are named instead.
+  if (d.by_role)
+    f.ranks = d.ranks;
+  else
+    f.group = "stage:" + std::to_string(d.stage);
   f.phase = "compute";
   if (!d.kernels.empty()) detail::set_kernel(f, m.kernel_names[d.kernels.front().first]);
   f.first_step = m.steps[d.first];
@@ -465,11 +476,13 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
       .add("elevated_steps", static_cast<double>(d.elevated_steps))
       .add("stage_ranks", std::vector<double>(d.ranks.begin(), d.ranks.end()))
       .add("job_slowdown", d.job_slowdown);
-  f.summary = "pipeline stage " + std::to_string(d.stage) + " (" + std::to_string(d.ranks.size()) +
-              " ranks) computes " + format_ratio(d.ratio) +
-              " its own earlier pace, relative to the other stages, from step " + std::to_string(f.first_step) +
-              until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " + format_duration(d.baseline_ns) +
-              " per step for its fastest rank)";
+  f.summary =
+      (d.by_role ? "ranks " + detail::rank_list(d.ranks) +
+                       " (the ranks that run one set of kernels: a pipeline stage, the layout being guessed)"
+                 : "pipeline stage " + std::to_string(d.stage) + " (" + std::to_string(d.ranks.size()) + " ranks)") +
+      " computes " + format_ratio(d.ratio) + " its own earlier pace, relative to the other stages, from step " +
+      std::to_string(f.first_step) + until(m, d.last) + " (" + format_duration(d.observed_ns) + " vs " +
+      format_duration(d.baseline_ns) + " per step for its fastest rank)";
   if (!d.kernels.empty()) {
     f.summary += "; slowest kernels " + kernel_list(m, d.kernels);
     f.evidence.add("kernels", kernel_list_full(m, d.kernels));
@@ -544,14 +557,6 @@ inline std::string cause_words(host_cause c) {
              "a data-loader stall, preemption; traces would say)";
   }
   return "";
-}
-
-template <class = void>
-inline std::string rank_list(const std::vector<int>& ranks, std::size_t show = 6) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size() && i < show; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  if (ranks.size() > show) s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
-  return s;
 }
 
 template <class = void>
@@ -771,6 +776,26 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   rep.notes.insert(rep.notes.end(), l1.notes.begin(), l1.notes.end());
   auto l2o = o.l2;
   l2o.layout_assumed = l2o.layout_assumed || o.layout_assumed;
+  auto l3o = o.l3;
+  l3o.kernels.layout_assumed = l3o.kernels.layout_assumed || o.layout_assumed;
+  // A guessed layout takes every rank for a replica of every other; ranks whose kernel mix
+  // differs (pipeline stages) are compared only within their role.
+  if (l2o.layout_assumed && l2o.roles.empty() && !m.windows.empty()) {
+    const auto roles = infer_roles(m, o.roles);
+    if (roles.count() > 1) {
+      l2o.roles = roles.role;
+      if (l3o.kernels.roles.empty()) l3o.kernels.roles = roles.role;
+      std::string list;
+      for (std::size_t i = 0; i < roles.count() && i < 4; ++i)
+        list += std::string(i ? "; " : "") + "ranks " + detail::rank_list(roles.members[i], 3) + ": " +
+                std::to_string(roles.kernels[i]) + " kernels";
+      if (roles.count() > 4) list += "; and " + std::to_string(roles.count() - 4) + " more";
+      rep.notes.push_back("the layout is assumed, and the ranks run " + std::to_string(roles.count()) +
+                          " different sets of kernels (" + list +
+                          "): a rank is compared only with ranks that run its set; give the layout to compare "
+                          "along it");
+    }
+  }
   const auto l2 = find_stragglers(m, topo, &l1, l2o);
   for (const auto& st : l2.stragglers) {
     rep.findings.push_back(detail::l2_finding(m, topo, st));
@@ -788,8 +813,6 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   }
   rep.notes.insert(rep.notes.end(), l2.notes.begin(), l2.notes.end());
   if (!m.windows.empty()) {
-    auto l3o = o.l3;
-    l3o.kernels.layout_assumed = l3o.kernels.layout_assumed || o.layout_assumed;
     const auto l3 = find_degraded(m, topo, &l1, l3o);
     for (const auto& d : l3.kernels) rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
     for (const auto& d : l3.links) rep.findings.push_back(detail::l3_link_finding(m, d));
@@ -811,10 +834,8 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
                                         }),
                          rep.findings.end());
       if (victims.empty()) continue;
-      std::string list;
-      for (int r : victims) list += (list.empty() ? "" : ", ") + std::to_string(r);
-      rep.notes.push_back("L2: rank(s) " + list + " idle more while their group's link " + d.group +
-                          " is degraded (L3): waiting for it, not called stragglers");
+      rep.notes.push_back("L2: rank(s) " + detail::rank_list(victims, 12) + " idle more while their group's link " +
+                          d.group + " is degraded (L3): waiting for it, not called stragglers");
     }
     for (const auto& d : l3.stages) rep.findings.push_back(detail::l3_stage_finding(m, d));
     // Inter-worker outliers add a rank only where no other finding names it.

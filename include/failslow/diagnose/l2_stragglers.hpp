@@ -32,8 +32,9 @@
 //   tested in the job.
 //   Assumed layout (layout_assumed): a cross-rank claim needs min_steps steps of the rank before
 //   it, so that the rank changed; one that differed from its first steps on may run other work.
-//   Every rank is also judged against its own history (below), which a mix of work does not
-//   blur.
+//   Groups are split by options.roles when given (diagnose/roles.hpp: ranks that run other
+//   kernels, pipeline stages); without roles every rank is also judged against its own history
+//   (below), which a mix of work does not blur; with them, as under a known layout.
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess
@@ -87,6 +88,7 @@
 #include "failslow/core/topology.hpp"
 #include "failslow/detect/fdr.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
+#include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -119,6 +121,9 @@ struct l2_options {
   /// work (pipeline stages, the LM head), so a rank that differs from its first steps on is not
   /// called a straggler -- only one that changed.
   bool layout_assumed = false;
+  /// Per rank, the work it runs (diagnose/roles.hpp's infer_roles, under a guessed layout):
+  /// ranks of different roles are not compared. Empty: the layout's groups alone.
+  std::vector<int> roles;
   router routing = router::defaults();
 };
 
@@ -209,8 +214,9 @@ struct comparison {
 };
 
 // The groups of comparable ranks with data under `scope`: a group with fewer than min_group
-// ranks with data is widened along tp (tensor shards do equal work). Every present rank is in
-// exactly one group; rank = the group's first present rank.
+// ranks with data is widened along tp (tensor shards do equal work), then split by role when
+// roles are given (per rank; ranks of different roles run different work). Every present rank
+// is in exactly one group; rank = the group's first present rank.
 struct rank_group {
   std::vector<int> members;  // with data, ascending
   dim_set scope;             // after widening
@@ -218,7 +224,7 @@ struct rank_group {
 };
 template <class = void>
 inline std::vector<rank_group> comparable_groups(const job_model& m, const topology& topo, dim_set scope,
-                                                 std::size_t min_group) {
+                                                 std::size_t min_group, const std::vector<int>& roles = {}) {
   std::vector<rank_group> out;
   std::vector<bool> done(m.rank_count(), false);
   auto with_data = [&](const std::vector<int>& g) {
@@ -240,7 +246,23 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
       g.members = with_data(group);
     }
     for (int x : group) done[static_cast<std::size_t>(x)] = true;
-    out.push_back(std::move(g));
+    if (roles.empty()) {
+      out.push_back(std::move(g));
+      continue;
+    }
+    auto role = [&](int x) {
+      return static_cast<std::size_t>(x) < roles.size() ? roles[static_cast<std::size_t>(x)] : -1;
+    };
+    std::vector<int> left = std::move(g.members);
+    while (!left.empty()) {
+      rank_group part;
+      part.scope = g.scope;
+      part.rank = left.front();
+      std::vector<int> rest;
+      for (int x : left) (role(x) == role(part.rank) ? part.members : rest).push_back(x);
+      left = std::move(rest);
+      out.push_back(std::move(part));
+    }
   }
   return out;
 }
@@ -354,6 +376,8 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   const double p_floor = 0.5 * std::erfc(o.z_threshold / std::sqrt(2.0));
 
+  // A guessed layout's groups may mix work (pipeline stages) unless roles split them.
+  const bool mixed_groups = o.layout_assumed && o.roles.empty();
   // Build every (group, phase) comparison.
   std::vector<detail::comparison> comps;
   std::map<std::string, int> too_small;  // note per phase/scope
@@ -365,7 +389,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     if (ph.role == phase_role::wait || !ph.compared) continue;
     auto scope = o.routing.scope(ph.subject, ph.name, ph.cls);
     if (!scope) continue;
-    for (auto& g : detail::comparable_groups(m, topo, *scope, o.min_group)) {
+    for (auto& g : detail::comparable_groups(m, topo, *scope, o.min_group, o.roles)) {
       auto& members = g.members;
       const dim_set sc = g.scope;
       const int r = g.rank;
@@ -379,7 +403,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       // With peers (known layout), the work classes only (compute, memory): a host's idle per
       // step flips between regimes (a data loader's batch ready or not) that a mean shift takes
       // for a change, and annotated phases, parts of compute, would multiply the tests.
-      if (o.layout_assumed || (o.own_history_with_peers && ph.role == phase_role::work && !ph.annotated))
+      if (mixed_groups || (o.own_history_with_peers && ph.role == phase_role::work && !ph.annotated))
         lonely.emplace_back(p, members, true);
       detail::comparison c;
       c.members = members;
@@ -547,9 +571,8 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         ++out.tests;
         // A rank with peers is referred to them (the same work); one without, to the whole job.
         // (A guessed layout's group may mix work: there, the whole job, as before.)
-        auto st = in_group && !o.layout_assumed
-                      ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect)
-                      : detail::own_history_claim(m, r, p, present, o, o.min_effect);
+        auto st = in_group && !mixed_groups ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect)
+                                            : detail::own_history_claim(m, r, p, present, o, o.min_effect);
         pvals.push_back(st.p_value);
         own_claims.push_back(std::move(st));
         own_in_group.push_back(in_group);
@@ -639,7 +662,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         // A rank with peers is held to its shift's standard error instead (the BH test on its
         // p-value), over at least twice min_steps steps, and must end above the others (below):
         // a few-percent change is below one step's noise but not below that of a dozen steps'.
-        const bool in_group = own_in_group[j - cands.size()], with_peers = in_group && !o.layout_assumed;
+        const bool in_group = own_in_group[j - cands.size()], with_peers = in_group && !mixed_groups;
         if (with_peers) {
           if (st.elevated_steps < 2 * o.min_steps) continue;
         } else if (!(st.z >= o.z_threshold)) {
@@ -787,10 +810,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   auto rank_list = [](std::vector<int> v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
-    std::string t;
-    for (std::size_t i = 0; i < v.size() && i < 12; ++i) t += (i ? ", " : "") + std::to_string(v[i]);
-    if (v.size() > 12) t += ", ...";
-    return std::make_pair(v.size(), t);
+    return std::make_pair(v.size(), detail::rank_list(v, 12));
   };
   if (!waiting_too.empty()) {
     const auto [n, t] = rank_list(waiting_too);

@@ -19,22 +19,20 @@
 //   so x - median x is the signed W1 and L2's robust scale is the group's own spread of
 //   distances: a kernel is degraded on a rank when its distance is large relative to that
 //   spread, over min_steps steps. A rank without comparable ranks keeps x = mean(Q_it) and is
-//   judged against its own history. Per rank, the kernels found are ranked by the time they
-//   cost per step (excess per launch x launches); evidence: the W1 over the claimed steps of the
-//   rank's distribution (its quantile vectors averaged over the steps, the 1-D Wasserstein
-//   barycenter) to the peers' median distribution, the peers' own W1 to it (the group's
-//   spread), the row of the group W1 matrix, per-launch means, launches per step.
-//   Drifting kernel (KAT's intra-worker chart) -- per rank and key not reported above, the
-//   series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2,
-//   L 3) from the rank's own level (the median of its first drift_warmup values) with the
-//   trend rule on the statistic (5 rises); a chart that alarmed, rose and ends min_effect above
-//   its level is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
-//   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
-//   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
-//   Outlier rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and
-//   window of outlier_window steps, each rank's features (log compute and memory time, idle
-//   share of the iteration, log mean per launch of the group's costliest kernels while
-//   2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
+//   judged against its own history. A claim in a group of fewer than 8 ranks, or against the
+//   rank's own history, needs its costliest kernel small_group_effect (3 %) slower per launch. Per rank, the kernels
+//   found are ranked by the time they cost per step (excess per launch x launches); evidence: the W1 over the claimed
+//   steps of the rank's distribution (its quantile vectors averaged over the steps, the 1-D Wasserstein barycenter) to
+//   the peers' median distribution, the peers' own W1 to it (the group's spread), the row of the group W1 matrix,
+//   per-launch means, launches per step. Drifting kernel (KAT's intra-worker chart) -- per rank and key not reported
+//   above, the series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2, L 3) from
+//   the rank's own level (the median of its first drift_warmup values) with the trend rule on the statistic (5 rises);
+//   a chart that alarmed, rose and ends min_effect above its level is tested by its last statistic: t = excess / (sd
+//   sqrt(l/(2-l) + pi/(2 warmup))), sd the larger of the group's pooled robust sd and the rank's own (from its
+//   step-to-step differences), Student-t tail with the differences' degrees of freedom; BH over the charts. Outlier
+//   rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and window of outlier_window steps,
+//   each rank's features (log compute and memory time, idle share of the iteration, log mean per launch of the group's
+//   costliest kernels while 2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
 //   the other ranks of the group (leave one out; detect/mahalanobis.hpp: Ledoit-Wolf,
 //   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
 //   p = P(Binomial(n, max(peers' rate, 1 %)) >= k), k >= outlier_min_windows; BH over ranks.
@@ -67,7 +65,10 @@
 //   Slow stage -- one member per pipeline stage, its value the minimum over the stage's ranks
 //   of their compute time per step (one slow rank is L2's; a slow stage slows even its
 //   fastest rank); stages run different work and are only judged against their own history
-//   relative to the other stages.
+//   relative to the other stages. A layout without a pipeline dimension that came with roles
+//   (options.kernels.roles: a guessed layout, diagnose/roles.hpp) takes each role for a stage
+//   (by_role): the first and the last stage run kernels of their own; middle stages that run
+//   the same kernels are one role, and half of it slowing does not slow its fastest rank.
 // Complexity: O(ranks x keys x steps x K) for the kernel distances (quantile vectors cost
 //   1-15 us each at K = 64), then L2's on the derived models; the links' per-step medians of
 //   instance transfers O(instances log instances).
@@ -244,7 +245,10 @@ struct degraded_link {
 
 /// A pipeline stage slower than its own history, relative to the other stages.
 struct slow_stage {
-  int stage = 0;
+  int stage = 0;  ///< the pipeline stage, or the role's index (by_role)
+  /// A guessed layout's role (l2_options::roles of the kernel test: ranks that run one set of
+  /// kernels) stands for the stage: the layout has no pipeline dimension to say which stage.
+  bool by_role = false;
   std::size_t first = 0, last = 0, elevated_steps = 0;
   double z = 0, p_value = 1, q_value = 1;
   double observed_ns = 0, baseline_ns = 0, ratio = 1;  ///< the stage's fastest-rank compute per step
@@ -428,7 +432,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     const std::size_t key = drift_keys[jj];
     const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
     std::vector<int> peers;
-    for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group))
+    for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group, o.kernels.roles))
       if (std::find(g.members.begin(), g.members.end(), rank) != g.members.end())
         for (int x : g.members)
           if (x != rank) peers.push_back(x);
@@ -469,7 +473,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       const std::size_t key = keys[jj], p = class_phase_count + jj;
       const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
-      for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group)) {
+      for (const auto& g : detail::comparable_groups(m, topo, scope, o.kernels.min_group, o.kernels.roles)) {
         std::vector<double> deviations;
         for (std::size_t s = 0; s < S; ++s) {
           who.clear();
@@ -533,7 +537,11 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       // With fewer than 8 comparable ranks the deviations from a per-step median of so few
       // understate the spread (the median sits between the middle values): such a claim needs
       // L2's 3 % on the mean per launch, not the 1 % floor (a 1.01x false claim in 4-rank groups).
-      if (st.peers.size() + 1 < small_group_ranks && !(costs.front().ratio >= 1 + small_group_effect)) continue;
+      // So does a claim against the rank's own history (a guessed layout asks it of every rank
+      // and key): its baseline is one rank's own launches (1.01x claims on healthy pipelines).
+      if ((st.peers.size() + 1 < small_group_ranks || st.compared_within == "own history") &&
+          !(costs.front().ratio >= 1 + small_group_effect))
+        continue;
       degraded_kernel d;
       d.rank = st.rank;
       d.key = costs.front().key;
@@ -704,7 +712,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     std::vector<double> pvals;
     std::size_t small_groups = 0;
     if (scope && W >= o.outlier_min_windows)
-      for (const auto& g : detail::comparable_groups(m, topo, *scope, o.kernels.min_group)) {
+      for (const auto& g : detail::comparable_groups(m, topo, *scope, o.kernels.min_group, o.kernels.roles)) {
         const std::size_t N = g.members.size();
         // The group's costliest compute/memory kernels over the whole trace.
         std::map<std::size_t, double> cost;
@@ -1077,7 +1085,21 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   }
 
   // ---- slow stages ---------------------------------------------------------------------------
-  const int stages = topo.size(parallel_dim::pp);
+  // The pipeline's stages; under a guessed layout (no pipeline dimension), the ranks' roles --
+  // the first and last stages run kernels the others do not.
+  std::vector<std::vector<int>> stage_ranks;
+  for (int st = 0; st < topo.size(parallel_dim::pp); ++st) stage_ranks.push_back(topo.stage(st));
+  const bool by_role = stage_ranks.size() < 2 && !o.kernels.roles.empty();
+  if (by_role) {
+    stage_ranks.clear();
+    for (std::size_t r = 0; r < o.kernels.roles.size() && r < m.rank_count(); ++r) {
+      const int role = o.kernels.roles[r];
+      if (role < 0) continue;
+      if (stage_ranks.size() <= static_cast<std::size_t>(role)) stage_ranks.resize(static_cast<std::size_t>(role) + 1);
+      stage_ranks[static_cast<std::size_t>(role)].push_back(static_cast<int>(r));
+    }
+  }
+  const int stages = static_cast<int>(stage_ranks.size());
   if (o.find_stages && stages > 1) {
     phase_info ph;
     ph.name = "stage compute";
@@ -1086,7 +1108,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     ph.annotated = true;
     job_model sm = detail::derived_model(m, static_cast<std::size_t>(stages), {ph});
     for (int st = 0; st < stages; ++st) {
-      const auto ranks = topo.stage(st);
+      const auto& ranks = stage_ranks[static_cast<std::size_t>(st)];
       for (std::size_t s = 0; s < S; ++s) {
         double v = detail::l3_nan;
         for (int r : ranks) {
@@ -1108,6 +1130,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       if (st.phase < class_phase_count || detail::weak_own_history(st, so)) continue;
       slow_stage ss;
       ss.stage = st.rank;
+      ss.by_role = by_role;
       ss.first = st.first;
       ss.last = st.last;
       ss.elevated_steps = st.elevated_steps;
@@ -1118,7 +1141,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       ss.baseline_ns = st.baseline_ns;
       ss.ratio = st.ratio;
       ss.job_slowdown = st.job_slowdown;
-      ss.ranks = topo.stage(st.rank);
+      ss.ranks = stage_ranks[static_cast<std::size_t>(st.rank)];
       // Which kernels slowed: per key, the stage's median duration per launch inside the claim
       // against outside it, weighted by launches into time lost per step.
       std::vector<std::pair<double, std::pair<std::size_t, double>>> lost;
