@@ -99,11 +99,43 @@ TEST_CASE("rank_list: ascending, once, runs as ranges, the rest counted", "[diag
   CHECK(rank_list({0, 1, 2, 8, 9, 10, 11, 20}, 2) == "0-2, 8-11, ... (8 ranks)");
 }
 
+namespace {
+
+// One simulated pipeline job of `layout` (the calibrated, host-paced model, or the GPU-bound
+// one) as window summaries, diagnosed as `failslow diagnose job.fsum` without --topology does:
+// pure data parallelism over all ranks assumed.
+struct unlaid_job {
+  diagnose::job_model model;
+  sim::truth truth;
+  topology real;
+  report rep;
+  std::string found;  // the findings, one per line, for INFO
+};
+
+unlaid_job without_layout(const char* layout, std::uint64_t seed, double noise, bool calibrated, sim::scenario s,
+                          const sim::scenario_options& so = {}) {
+  auto cfg = calibrated ? failslow_test::calibrated_config(layout, seed, 24) : sim::job_config{};
+  cfg.sizes = parse_parallel_sizes(layout);
+  cfg.seed = seed;
+  cfg.steps = 24;
+  cfg.noise = noise;
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto [m, truth] = failslow_test::simulate_summaries_model(cfg, s, so, mo);
+  unlaid_job j{std::move(m), std::move(truth), topology(cfg.sizes), {}, {}};
+  diagnose::diagnose_options o;
+  o.layout_assumed = true;
+  j.rep = diagnose::diagnose(j.model, topology(parallel_sizes{1, 1, 1, j.real.world_size(), 1}), o);
+  for (const auto& f : j.rep.findings) j.found += f.level + " " + f.kind + ": " + f.summary + "\n";
+  return j;
+}
+
+}  // namespace
+
 TEST_CASE("a pipeline job without its layout: no false alarm, each stage compared within itself",
           "[diagnose][roles][summaries]") {
-  // The layout is assumed pure data parallel, as `failslow diagnose job.fsum` without
-  // --topology does. Stages run other kernels and take other time: before roles, the last
-  // stage's ranks were called host-bound stragglers (2-7 per job).
+  // Stages run other kernels and take other time: before roles, the last stage's ranks were
+  // called host-bound stragglers (2-7 per job).
   const struct {
     const char* layout;
     std::uint64_t seed;
@@ -116,43 +148,26 @@ TEST_CASE("a pipeline job without its layout: no false alarm, each stage compare
                {"tp=2,pp=2,dp=8", 55, 0.5, true}};
   for (const auto& c : cases) {
     INFO(c.layout << ", seed " << c.seed << ", noise " << c.noise << (c.calibrated ? ", calibrated" : ""));
-    auto cfg = c.calibrated ? failslow_test::calibrated_config(c.layout, c.seed, 24) : sim::job_config{};
-    cfg.sizes = parse_parallel_sizes(c.layout);
-    cfg.seed = c.seed;
-    cfg.steps = 24;
-    cfg.noise = c.noise;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    const topology assumed(parallel_sizes{1, 1, 1, cfg.sizes.tp * cfg.sizes.pp * cfg.sizes.dp, 1});
-    diagnose::diagnose_options o;
-    o.layout_assumed = true;
     {
-      const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
-      const auto roles = diagnose::infer_roles(m);
+      const auto j = without_layout(c.layout, c.seed, c.noise, c.calibrated, sim::scenario::healthy);
+      const auto roles = diagnose::infer_roles(j.model);
       CHECK(roles.count() >= 2);  // at least the first and the last stage differ
       // A stage's ranks share their role.
-      const topology real(cfg.sizes);
-      for (int r = 0; r < real.world_size(); ++r)
-        for (int x : real.group(r, dim_set{parallel_dim::tp, parallel_dim::dp}))
+      for (int r = 0; r < j.real.world_size(); ++r)
+        for (int x : j.real.group(r, dim_set{parallel_dim::tp, parallel_dim::dp}))
           CHECK(roles.role[static_cast<std::size_t>(x)] == roles.role[static_cast<std::size_t>(r)]);
-      const auto rep = diagnose::diagnose(m, assumed, o);
-      std::string found;
-      for (const auto& f : rep.findings) found += f.level + " " + f.kind + ": " + f.summary + "\n";
-      INFO(found);
-      CHECK(rep.findings.empty());
+      INFO(j.found);
+      CHECK(j.rep.findings.empty());
       bool noted = false;
-      for (const auto& n : rep.notes) noted = noted || n.find("different sets of kernels") != std::string::npos;
+      for (const auto& n : j.rep.notes) noted = noted || n.find("different sets of kernels") != std::string::npos;
       CHECK(noted);
     }
     // A rank that slows down is still found, against the ranks of its stage.
     sim::scenario_options so;
     so.onset = 6;
-    const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::compute_straggler, so, mo);
-    const auto rep = diagnose::diagnose(m, assumed, o);
-    std::string found;
-    for (const auto& f : rep.findings) found += f.level + " " + f.kind + ": " + f.summary + "\n";
-    INFO(found);
-    const auto score = sim::score_case(truth, rep);
+    const auto j = without_layout(c.layout, c.seed, c.noise, c.calibrated, sim::scenario::compute_straggler, so);
+    INFO(j.found);
+    const auto score = sim::score_case(j.truth, j.rep);
     CHECK(score.counts.recall() == 1.0);
     CHECK(score.counts.false_positives == 0);
   }
@@ -163,32 +178,19 @@ TEST_CASE("a pipeline job without its layout: a slow first or last stage is foun
   // Under a guessed layout the roles stand for the stages L3's stage test compares; the first and
   // the last stage run kernels of their own. (A middle stage shares its role with the other
   // middle stages: half a role slowing does not slow its fastest rank, and is not asked here.)
-  const struct {
-    const char* layout;
-    std::uint64_t seed;
-    double noise;
-    int fault_rank;
-  } cases[] = {{"tp=2,pp=4,dp=4", 61, 1.0, 26}, {"tp=1,pp=4,dp=8", 62, 2.0, 3}, {"tp=4,pp=2,dp=2", 63, 1.0, 9}};
-  for (const auto& c : cases) {
-    INFO(c.layout << ", seed " << c.seed << ", noise " << c.noise << ", fault rank " << c.fault_rank);
-    auto cfg = failslow_test::calibrated_config(c.layout, c.seed, 24);
-    cfg.noise = c.noise;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
+  const std::pair<const char*, int> cases[] = {{"tp=2,pp=4,dp=4", 26}, {"tp=1,pp=4,dp=8", 3}, {"tp=4,pp=2,dp=2", 9}};
+  std::uint64_t seed = 61;
+  for (const auto& [layout, fault_rank] : cases) {
+    const double noise = seed == 62 ? 2.0 : 1.0;
+    INFO(layout << ", seed " << seed << ", noise " << noise << ", fault rank " << fault_rank);
     sim::scenario_options so;
     so.onset = 8;
-    so.fault_rank = c.fault_rank;
-    const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::slow_stage, so, mo);
-    const topology real(cfg.sizes), assumed(parallel_sizes{1, 1, 1, real.world_size(), 1});
-    diagnose::diagnose_options o;
-    o.layout_assumed = true;
-    const auto rep = diagnose::diagnose(m, assumed, o);
-    std::string found;
-    for (const auto& f : rep.findings) found += f.level + " " + f.kind + ": " + f.summary + "\n";
-    INFO(found);
-    const auto stage = real.stage(real.coordinate(c.fault_rank, parallel_dim::pp));
+    so.fault_rank = fault_rank;
+    const auto j = without_layout(layout, seed++, noise, true, sim::scenario::slow_stage, so);
+    INFO(j.found);
+    const auto stage = j.real.stage(j.real.coordinate(fault_rank, parallel_dim::pp));
     std::size_t stages = 0;
-    for (const auto& f : rep.findings)
+    for (const auto& f : j.rep.findings)
       if (f.kind == "slow_stage") {
         ++stages;
         CHECK(f.ranks == stage);
@@ -196,7 +198,7 @@ TEST_CASE("a pipeline job without its layout: a slow first or last stage is foun
         CHECK(f.summary.find("the layout being guessed") != std::string::npos);
       }
     CHECK(stages == 1);
-    const auto score = sim::score_case(truth, rep);
+    const auto score = sim::score_case(j.truth, j.rep);
     CHECK(score.counts.recall() == 1.0);
     CHECK(score.counts.false_positives == 0);
   }
