@@ -565,12 +565,9 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   // what changed for the whole job).
   std::vector<straggler> own_claims;
   std::vector<bool> own_in_group;
-  if (present.size() >= 2)
+  if (o.own_history && present.size() >= 2)
     for (const auto& [p, members, in_group] : lonely)
       for (int r : members) {
-        // own_history asks it of ranks without peers (and of all under mixed groups);
-        // own_history_with_peers of those with peers.
-        if (!(in_group && !mixed_groups ? o.own_history_with_peers : o.own_history)) continue;
         ++out.tests;
         // A rank with peers is referred to them (the same work); one without, to the whole job.
         // (A guessed layout's group may mix work: there, the whole job, as before.)

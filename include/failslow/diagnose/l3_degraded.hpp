@@ -49,13 +49,12 @@
 //              holding its middle launch: robust to the few launches that waited long)
 //   (the rank that arrived last waited least), which mixes in the key's collectives of the other
 //   dimensions through the same ranks. Compared with the groups along the same dimension in
-//   the same pipeline stage, per step and (L2's own history with peers) by the shift of the
-//   group's mean relative to them, at least own_history_min_effect (12 %) and ending that far
-//   above them; with fewer than 3 there (tp 2 x pp 4 x dp 8: 2
-//   dp groups per stage) each group is judged against its own history relative to the other groups along the dimension
-//   (L2's own-history test: a job-wide network slowdown cancels) when T comes from instances, and not at all from
-//   summaries (a note says which); the job's only group along a dimension (pure data parallelism) has nothing to be
-//   relative to and nothing to cancel: its transfer times as they are, Bonferroni over its collectives at fdr_q, one
+//   the same pipeline stage; with fewer than 3 there (tp 2 x pp 4 x dp 8: 2 dp groups per
+//   stage) each group is judged against its own history relative to the other groups along
+//   the dimension (L2's own-history test: a job-wide network slowdown cancels) when T comes
+//   from instances, and not at all from summaries (a note says which); the job's only group
+//   along a dimension (pure data parallelism) has nothing to be relative to and nothing to
+//   cancel: its transfer times as they are, Bonferroni over its collectives at fdr_q, one
 //   claim for the collective that lost the most with the others listed; a link carries all of
 //   its group's collectives, so such a claim stands only when every other collective the group
 //   ran rose too over the claimed steps, by half the floor relative to the other groups (one
@@ -122,13 +121,7 @@ inline l2_options default_link_options() {
   l2_options o;
   o.min_effect = 0.08;
   o.own_history = false;
-  // A group with same-stage peers is also judged against its own history relative to them (the
-  // shift of its mean over many steps): a 1.2x link at noise x2 is 2-3 robust scales above the
-  // other groups in each step, under the per-step bar, but every step of the fault. Without the
-  // per-step bar its floor is 1.5 times the per-step one: 12 % (1.08x shifts of one group among
-  // 128, at a slow stage's onset or by chance, reached q 3e-4).
-  o.own_history_with_peers = true;
-  o.own_history_min_effect = 0.12;
+  o.own_history_with_peers = false;
   o.min_step_share = 0;  // a transfer time is not a share of the step
   return o;
 }
@@ -905,9 +898,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       ph.name = m.kernel_names[j];
       ph.role = phase_role::work;  // transfer time: the group's own work
       ph.cls = kernel_class::compute;
-      // Not annotated: each collective is a work phase of its own (the class phases are not
-      // compared), so a group with peers also gets L2's own-history test relative to them.
-      ph.annotated = false;
+      ph.annotated = true;
       keys.push_back(j);
       extra.push_back(std::move(ph));
     }
@@ -1031,9 +1022,6 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           ++uncorroborated;
           continue;
         }
-        // A group judged against its own history relative to its peers must end the whole floor
-        // above them (L2 asks half): transfer times at noise x2 vary 8 % per step.
-        if (st.referred_to_peers && !(st.above_others >= lo.own_history_min_effect)) continue;
         degraded_link dl;
         dl.dim = d;
         dl.index = order[static_cast<std::size_t>(st.rank)];
