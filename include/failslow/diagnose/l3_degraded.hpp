@@ -20,19 +20,23 @@
 //   distances: a kernel is degraded on a rank when its distance is large relative to that
 //   spread, over min_steps steps. A rank without comparable ranks keeps x = mean(Q_it) and is
 //   judged against its own history. A claim in a group of fewer than 8 ranks, or against the
-//   rank's own history, needs its costliest kernel small_group_effect (3 %) slower per launch. Per rank, the kernels
-//   found are ranked by the time they cost per step (excess per launch x launches); evidence: the W1 over the claimed
-//   steps of the rank's distribution (its quantile vectors averaged over the steps, the 1-D Wasserstein barycenter) to
-//   the peers' median distribution, the peers' own W1 to it (the group's spread), the row of the group W1 matrix,
-//   per-launch means, launches per step. Drifting kernel (KAT's intra-worker chart) -- per rank and key not reported
-//   above, the series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2, L 3) from
-//   the rank's own level (the median of its first drift_warmup values) with the trend rule on the statistic (5 rises);
-//   a chart that alarmed, rose and ends min_effect above its level is tested by its last statistic: t = excess / (sd
-//   sqrt(l/(2-l) + pi/(2 warmup))), sd the larger of the group's pooled robust sd and the rank's own (from its
-//   step-to-step differences), Student-t tail with the differences' degrees of freedom; BH over the charts. Outlier
-//   rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and window of outlier_window steps,
-//   each rank's features (log compute and memory time, idle share of the iteration, log mean per launch of the group's
-//   costliest kernels while 2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
+//   rank's own history, needs its costliest kernel small_group_effect (3 %) slower per launch.
+//   Per rank, the kernels found are ranked by the time they cost per step (excess per launch x
+//   launches); evidence: the W1 over the claimed steps of the rank's distribution (its quantile
+//   vectors averaged over the steps, the 1-D Wasserstein barycenter) to the peers' median
+//   distribution, the peers' own W1 to it (the group's spread), the row of the group W1
+//   matrix, per-launch means, launches per step.
+//   Drifting kernel (KAT's intra-worker chart) -- per rank and key not reported above, the
+//   series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2,
+//   L 3) from the rank's own level (the median of its first drift_warmup values) with the
+//   trend rule on the statistic (5 rises); a chart that alarmed, rose and ends min_effect above
+//   its level is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
+//   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
+//   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
+//   Outlier rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and
+//   window of outlier_window steps, each rank's features (log compute and memory time, idle
+//   share of the iteration, log mean per launch of the group's costliest kernels while
+//   2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
 //   the other ranks of the group (leave one out; detect/mahalanobis.hpp: Ledoit-Wolf,
 //   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
 //   p = P(Binomial(n, max(peers' rate, 1 %)) >= k), k >= outlier_min_windows; BH over ranks.
