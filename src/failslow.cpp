@@ -1,7 +1,7 @@
 // src/failslow.cpp -- the separately compiled part of failslow (target failslow::compiled).
 //
-// Header-only is the default: every heavy function (Eigen decompositions, Boost.Math special
-// functions) is a template, instantiated only in a translation unit that calls it. A large
+// Header-only is the default: every heavy function (Eigen decompositions, the Mahalanobis fit,
+// the diagnosis) is a template, instantiated only in a translation unit that calls it. A large
 // codebase that calls them from many files can compile them once instead, as with Boost.Asio's
 // BOOST_ASIO_SEPARATE_COMPILATION: define FAILSLOW_SEPARATE_COMPILATION everywhere (linking
 // failslow::compiled does) and the headers declare these instantiations `extern template`; this

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <algorithm>
-#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +32,7 @@
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/bracketed_root.hpp"
 #include "failslow/stats/detail/fft.hpp"
 
 namespace failslow::stats {
@@ -141,7 +141,7 @@ inline double isj_bandwidth(const std::vector<double>& x, double lo, double hi) 
   auto f = [&](double t) { return isj_fixed_point(t, n, i_sq, weighted); };
   // The smallest root in (0, 0.1]: a log-spaced scan finds the first sign change (f is not
   // monotone: for sharply multimodal data it turns negative again towards 0.1, so the end
-  // points alone can miss the root), TOMS 748 refines it. Without a root, Botev's reference
+  // points alone can miss the root), Brent's method refines it. Without a root, Botev's reference
   // code falls back to t = 0.28 n^(-2/5); so do we.
   double t_lo = 0, f_lo = f(0.0), t_hi = 0;
   bool found = false;
@@ -157,10 +157,8 @@ inline double isj_bandwidth(const std::vector<double>& x, double lo, double hi) 
     }
   }
   if (!found) return std::sqrt(0.28 * std::pow(n, -0.4)) * range;
-  std::uintmax_t iterations = 200;
-  const auto root =
-      boost::math::tools::toms748_solve(f, t_lo, t_hi, boost::math::tools::eps_tolerance<double>(40), iterations);
-  const double t = (root.first + root.second) / 2;
+  const auto root = bracketed_root(f, t_lo, t_hi, 40, 200);
+  const double t = (root.lo + root.hi) / 2;
   return std::sqrt(t) * range;
 }
 

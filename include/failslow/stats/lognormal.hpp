@@ -3,10 +3,11 @@
 // Synopsis
 //   From a cluster's p50 and p99 (summary.hpp) the cluster is modelled as lognormal with
 //       mu = ln p50,   sigma = (ln p99 - ln p50) / z_0.99,   z_0.99 = Phi^-1(0.99) = 2.3263478740...
-//   reconstruct_lognormal(summary) returns a `lognormal_component`; its distribution() is a
-//   boost::math::lognormal_distribution<double>(mu, sigma), so the whole Boost API (pdf, cdf,
-//   quantile, moments...) applies. sigma = 0 (p99 == p50) is a point mass at p50, which has no
-//   Boost object; p50 <= 0 also becomes a point mass at p50.
+//   reconstruct_lognormal(summary) returns a `lognormal_component` with cdf, survival, pdf,
+//   quantile, mean and variance (a component's mu and sigma are those of
+//   boost::math::lognormal_distribution(mu, sigma) or scipy.stats.lognorm(sigma, scale=e^mu) for
+//   the rest of a distribution API). sigma = 0 (p99 == p50) is a point mass at p50; p50 <= 0 also
+//   becomes a point mass at p50.
 //   lognormal_mixture: the clusters of a distribution_summary with weights w_c = n_c / n:
 //       F(x) = sum_c w_c F_c(x),  F_c(x) = Phi((ln x - mu_c) / sigma_c)
 //   optionally truncated: each component restricted to its cluster's [min, max] and
@@ -17,22 +18,19 @@
 //   whichever predicts the stored statistics best (see its comment; window summaries rebuild
 //   their clusters with it, compress/window_summary.hpp). log_uniform_piece(lo, hi, w) is a
 //   component whose CDF rises linearly in ln x on [lo, hi] (a truncated lognormal of huge sigma).
-//   quantile(p) = inf { x : F(x) >= p }, by safeguarded root finding (TOMS 748) in log x,
+//   quantile(p) = inf { x : F(x) >= p }, by safeguarded root finding (Brent) in log x,
 //   bracketed by the component quantiles (a mixture quantile lies between them), with point
 //   masses handled exactly; above the median it solves S(x) = 1 - p with the survival
 //   function S = 1 - F (erfc), so upper-tail quantiles keep their relative precision.
 // Complexity: cdf O(C); quantile O(C log(1/eps)) for C clusters.
 // Accuracy: cdf to a few ulps per component (std::erfc); a component's quantile: the normal
-//   quantile of stats/detail/normal_quantile.hpp (AS 241, ~3 ulps; no Boost.Math initialiser is
-//   instantiated); the mixture quantile to ~4 ulps in x (relative 1e-15) where F is continuous
-//   and strictly increasing.
+//   quantile of stats/detail/normal_quantile.hpp (AS 241, ~3 ulps); the mixture quantile to ~4 ulps in x (relative
+//   1e-15) where F is continuous and strictly increasing.
 // Errors: p outside [0, 1] throws failslow::domain_error; an empty mixture or a summary with no
 //   values throws failslow::invalid_argument; negative quantiles (p99 < p50) cannot occur.
 #pragma once
 
 #include <algorithm>
-#include <boost/math/distributions/lognormal.hpp>
-#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +40,7 @@
 #include <vector>
 
 #include "failslow/core/error.hpp"
+#include "failslow/stats/detail/bracketed_root.hpp"
 #include "failslow/stats/detail/normal_quantile.hpp"
 #include "failslow/stats/summary.hpp"
 
@@ -65,10 +64,20 @@ struct lognormal_component {
 
   bool is_point_mass() const noexcept { return sigma == 0; }
 
-  /// The Boost distribution; throws failslow::domain_error for a point mass.
-  boost::math::lognormal_distribution<double> distribution() const {
-    if (is_point_mass()) throw domain_error("lognormal_component: a point mass has no lognormal distribution");
-    return boost::math::lognormal_distribution<double>(mu, sigma);
+  /// Untruncated density; throws failslow::domain_error for a point mass (it has none).
+  double pdf(double x) const {
+    if (is_point_mass()) throw domain_error("lognormal_component: a point mass has no density");
+    if (!(x > 0) || std::isinf(x)) return 0.0;
+    const double z = (std::log(x) - mu) / sigma;
+    return std::exp(-0.5 * z * z) / (x * sigma * 2.50662827463100050242);  // sqrt(2 pi)
+  }
+
+  /// Untruncated mean e^(mu + sigma^2 / 2) (the point itself for a point mass).
+  double mean() const noexcept { return is_point_mass() ? point : std::exp(mu + 0.5 * sigma * sigma); }
+
+  /// Untruncated variance (e^(sigma^2) - 1) e^(2 mu + sigma^2) (0 for a point mass).
+  double variance() const noexcept {
+    return is_point_mass() ? 0.0 : std::expm1(sigma * sigma) * std::exp(2 * mu + sigma * sigma);
   }
 
   /// Untruncated CDF.
@@ -324,7 +333,7 @@ class lognormal_mixture {
       if (cdf(c.point) >= p && cdf(std::nextafter(c.point, 0.0)) < p) return c.point;
     }
     if (cdf(lo) >= p) return lo;
-    // F(lo) < p <= F(hi): TOMS 748 on t = ln x, solving F = p below the median and S = 1 - p
+    // F(lo) < p <= F(hi): Brent's method on t = ln x, solving F = p below the median and S = 1 - p
     // above it, so both tails keep their relative precision.
     const double tlo = std::log(std::max(lo, std::numeric_limits<double>::min()));
     const double thi = std::log(hi);
@@ -336,13 +345,11 @@ class lognormal_mixture {
     const double g_lo = g(tlo), g_hi = g(thi);
     if (g_lo >= 0) return lo;
     if (!(g_hi > 0)) return hi;
-    std::uintmax_t iterations = 200;
-    const auto r = boost::math::tools::toms748_solve(g, tlo, thi, g_lo, g_hi,
-                                                     boost::math::tools::eps_tolerance<double>(52), iterations);
+    const auto r = detail::bracketed_root(g, tlo, thi, g_lo, g_hi, 52, 200);
     // The smallest x with F(x) >= p: the upper end of the final bracket, unless a point mass
     // or a truncation bound below it already reaches p (F is flat or jumps there, and the
     // root finder can land anywhere on a flat stretch).
-    double x = std::exp(g(r.first) >= 0 ? r.first : r.second);
+    double x = std::exp(g(r.lo) >= 0 ? r.lo : r.hi);
     for (const auto& c : components_) {
       for (double edge : {c.point, c.lo, c.hi}) {
         if (!(edge < x) || !(edge > 0) || (!c.is_point_mass() && !truncated_)) continue;

@@ -13,7 +13,7 @@
 //           Gauss-Kronrod (15 points) on ln x over each interval between consecutive
 //           breakpoints (point masses, truncation bounds, component medians), covering the
 //           quantiles 1e-14 .. 1 - 1e-14 of both, and where the CDFs cross (found by a sign
-//           scan of 32 points per interval and TOMS 748).                    relative error ~1e-9
+//           scan of 32 points per interval and Brent's method).             relative error ~1e-9
 //     wasserstein1_cdf(x, F, G, rule)   two CDFs tabulated on a common ascending grid:
 //           step (F, G constant on [x_i, x_i+1), exact for empirical CDFs with jumps on the
 //           grid) or trapezoid (F, G continuous; exact when F - G keeps its sign on a cell and
@@ -41,8 +41,6 @@
 #pragma once
 
 #include <algorithm>
-#include <boost/math/quadrature/gauss_kronrod.hpp>
-#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -51,6 +49,8 @@
 
 #include "failslow/core/error.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/bracketed_root.hpp"
+#include "failslow/stats/detail/gauss_kronrod.hpp"
 #include "failslow/stats/lognormal.hpp"
 #include "failslow/stats/quantile_grid.hpp"
 
@@ -203,10 +203,8 @@ inline double wasserstein1(const lognormal_mixture& a, const lognormal_mixture& 
     for (int i = 1; i <= scan; ++i) {
       const double t = ts[k] + (ts[k + 1] - ts[k]) * static_cast<double>(i) / scan, d = diff(t);
       if ((d_prev < 0 && d > 0) || (d_prev > 0 && d < 0)) {
-        std::uintmax_t iterations = 100;
-        const auto r = boost::math::tools::toms748_solve(diff, t_prev, t, d_prev, d,
-                                                         boost::math::tools::eps_tolerance<double>(50), iterations);
-        ts.push_back(0.5 * (r.first + r.second));
+        const auto r = detail::bracketed_root(diff, t_prev, t, d_prev, d, 50, 100);
+        ts.push_back(0.5 * (r.lo + r.hi));
       }
       t_prev = t;
       d_prev = d;
@@ -217,7 +215,7 @@ inline double wasserstein1(const lognormal_mixture& a, const lognormal_mixture& 
   for (std::size_t k = 0; k + 1 < ts.size(); ++k) {
     const double t0 = ts[k], t1 = ts[k + 1];
     if (!(t1 > t0)) continue;
-    total += boost::math::quadrature::gauss_kronrod<double, 15>::integrate(integrand, t0, t1, 15, 1e-11);
+    total += detail::gauss_kronrod15(integrand, t0, t1, 15, 1e-11);
   }
   return total;
 }

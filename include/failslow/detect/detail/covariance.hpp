@@ -3,15 +3,15 @@
 // n x p matrix in double; rows are observations.
 //
 // Every function here is a template on the matrix type (Eigen::MatrixXd at every call), so the
-// decompositions and Boost.Math's chi-square quantile are instantiated only in a translation unit
-// that fits a model, not in every one that includes failslow/detect/mahalanobis.hpp (issue 22).
+// decompositions are instantiated only in a translation unit that fits a model, not in every one
+// that includes failslow/detect/mahalanobis.hpp (issue 22). The chi-square quantiles of the
+// consistency factors are stats/detail/incomplete_gamma.hpp's.
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 #include <algorithm>
-#include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/incomplete_gamma.hpp"
 
 namespace failslow::detect::detail {
 
@@ -128,15 +129,16 @@ class fast_mcd {
   // depend on the fraction of outliers.
   mcd_result run(bool reweight, double reweight_quantile) {
     mcd_result raw = p_ == 1 ? univariate() : multivariate();
-    const boost::math::chi_squared_distribution<typename Matrix::Scalar> chi(static_cast<double>(p_));
+    // chi2_p(q) = 2 P^-1(p/2, q).
+    auto chi2 = [a = static_cast<double>(p_) / 2](double q) { return 2 * stats::detail::gamma_p_inverse(a, q); };
     VectorXd d2 = squared_distances(z_, raw.estimate.mean, raw.estimate.cov);
-    const double raw_factor = median_of(d2) / boost::math::quantile(chi, 0.5);
+    const double raw_factor = median_of(d2) / chi2(0.5);
     if (raw_factor > 0.0 && std::isfinite(raw_factor)) {
       raw.estimate.cov *= raw_factor;
       d2 /= raw_factor;
     }
     if (!reweight) return raw;
-    const double cut = boost::math::quantile(chi, reweight_quantile);
+    const double cut = chi2(reweight_quantile);
     std::vector<Index> keep;
     for (Index i = 0; i < n_; ++i)
       if (d2(i) <= cut) keep.push_back(i);
@@ -146,8 +148,8 @@ class fast_mcd {
     r.estimate = estimate_rows(keep);
     Matrix sub(static_cast<Index>(keep.size()), p_);
     for (std::size_t i = 0; i < keep.size(); ++i) sub.row(static_cast<Index>(i)) = z_.row(keep[i]);
-    const double factor = median_of(squared_distances(sub, r.estimate.mean, r.estimate.cov)) /
-                          boost::math::quantile(chi, reweight_quantile / 2.0);
+    const double factor =
+        median_of(squared_distances(sub, r.estimate.mean, r.estimate.cov)) / chi2(reweight_quantile / 2.0);
     if (factor > 0.0 && std::isfinite(factor)) r.estimate.cov *= factor;
     r.support.assign(static_cast<std::size_t>(n_), 0);
     for (Index i : keep) r.support[static_cast<std::size_t>(i)] = 1;

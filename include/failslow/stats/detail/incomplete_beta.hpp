@@ -1,0 +1,93 @@
+// failslow/stats/detail/incomplete_beta.hpp -- the regularised incomplete beta function, without
+// a special-function library (the exact in-sample false-alarm rate of detect/mahalanobis.hpp).
+//
+//   beta_lower(a, b, x) = I_x(a, b) = B(x; a, b) / B(a, b)    (the Beta(a, b) CDF at x)
+//   beta_upper(a, b, x) = 1 - I_x(a, b) = I_{1-x}(b, a)       (its survival function)
+// Method: the continued fraction of I_x(a, b) (Abramowitz & Stegun 26.5.8, modified Lentz) where
+// x < (a + 1) / (a + b + 2), where it converges fast; otherwise the same fraction for I_{1-x}(b, a).
+// Each tail is computed directly when it is the fraction's side, so both keep their relative
+// precision. The factor x^a (1-x)^b / (a B(a, b)) is taken in logs, with Stirling's form for
+// ln Gamma(b) - ln Gamma(a + b) when the larger parameter is >= 10, which spares the cancellation
+// of two large lgamma values (a = 6, b = 5000: both near 4e4).
+// Complexity: O(sqrt(max(a, b)) + 1) terms of the fraction near the mean, fewer in the tails.
+// Accuracy: against 40-digit mpmath values (tests/reference/gen_stats_fixtures.py; a 0.5-50,
+//   b 0.5-4993.5, values down to 1e-300): within 5e-13 + 2.3e-16 |ln value| relative (measured:
+//   1e-13 on the fraction's side, 4e-13 on the other, 1 - a value near 1/2).
+// Errors: none thrown (the callers check their arguments); a <= 0, b <= 0, x outside [0, 1] or NaN
+//   give NaN.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "failslow/stats/detail/incomplete_gamma.hpp"
+
+namespace failslow::stats::detail {
+
+/// ln(x^a y^b / B(a, b)), y = 1 - x.
+inline double beta_log_prefix(double a, double b, double x, double y) noexcept {
+  if (a > b) {
+    std::swap(a, b);
+    std::swap(x, y);
+  }
+  // ln of the smaller of x, y directly, of the larger as log1p of minus the smaller: 1 - x rounds
+  // by 1e-16, which b ln y would multiply by b (5e-13 at b = 5000).
+  const double log_x = x <= y ? std::log(x) : std::log1p(-y);
+  const double log_y = y <= x ? std::log(y) : std::log1p(-x);
+  if (b < 10) return a * log_x + b * log_y - (std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b));
+  // ln Gamma(b) - ln Gamma(a + b) = -(b - 1/2) ln(1 + a/b) - a ln(a + b) + a + s(b) - s(a + b), and
+  // a ln x - a ln(a + b) joined as a (ln x + ln(a + b)).
+  return a * (log_x + std::log(a + b)) + b * log_y + (b - 0.5) * std::log1p(a / b) - a - stirling_correction(b) +
+         stirling_correction(a + b) - std::lgamma(a);
+}
+
+/// The continued fraction of I_x(a, b) / (x^a y^b / (a B(a, b))).
+inline double beta_fraction(double a, double b, double x) noexcept {
+  constexpr double tiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m < 100000; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));  // even step
+    d = 1 + aa * d;
+    if (std::abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));  // odd step
+    d = 1 + aa * d;
+    if (std::abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const double step = d * c;
+    h *= step;
+    if (std::abs(step - 1) < 1e-16) break;
+  }
+  return h;
+}
+
+/// I_x(a, b) (upper = false) or 1 - I_x(a, b) (upper = true).
+inline double beta_tail(double a, double b, double x, bool upper) noexcept {
+  if (!(a > 0) || !(b > 0) || !(x >= 0 && x <= 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 0) return upper ? 1.0 : 0.0;
+  if (x == 1) return upper ? 0.0 : 1.0;
+  const double y = 1 - x;
+  if (x < (a + 1) / (a + b + 2)) {
+    const double lower = std::min(1.0, std::exp(beta_log_prefix(a, b, x, y)) * beta_fraction(a, b, x) / a);
+    return upper ? 1 - lower : lower;
+  }
+  const double upper_value = std::min(1.0, std::exp(beta_log_prefix(b, a, y, x)) * beta_fraction(b, a, y) / b);
+  return upper ? upper_value : 1 - upper_value;
+}
+
+inline double beta_lower(double a, double b, double x) noexcept { return beta_tail(a, b, x, false); }
+inline double beta_upper(double a, double b, double x) noexcept { return beta_tail(a, b, x, true); }
+
+}  // namespace failslow::stats::detail
