@@ -178,8 +178,8 @@ const model_job& synthetic_model() {
     const char* roles = "wcwiaa";
     const double base[P] = {40e6, 20e6, 5e6, 2e6, 13e6, 27e6};
     const double sigma[P] = {0.01, 0.01, 0.01, 0.1, 0.01, 0.01};
-    m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
-    m.phase_ns = xt::xtensor<double, 3>::from_shape({R, P, S});
+    m.iteration_ns = failslow::dense_array<double, 2>({R, S});
+    m.phase_ns = failslow::dense_array<double, 3>({R, P, S});
     m.has_rank.assign(R, true);
     m.source = "synthetic";
     std::mt19937_64 rng(11);

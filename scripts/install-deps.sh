@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-  libeigen3-dev libboost-dev xtensor-dev
+  libeigen3-dev
+  libboost-dev  # Boost.Math: the tests' independent reference (not a dependency of the library)
   catch2 libbenchmark-dev
   libsimdjson-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev libopenmpi-dev openmpi-bin
   libzstd-dev  # the .fsum codec's entropy stage (optional: failslow::zstd)

@@ -72,13 +72,13 @@ diagnose::job_model hand_model(std::size_t R, std::size_t S) {
   diagnose::job_model m;
   m.world_size = static_cast<int>(R);
   for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(100 + s));
-  m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  m.iteration_ns = dense_array<double, 2>({R, S});
   m.iteration_ns.fill(100e6);
   m.has_rank.assign(R, true);
   m.host.measured = true;
   m.host.gaps.assign(R, {});
-  m.host.new_kernels = xt::zeros<double>({R, S});
-  m.host.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  m.host.new_kernels = dense_array<double, 2>({R, S});
+  m.host.launch_interval_ns = dense_array<double, 2>({R, S});
   m.host.launch_interval_ns.fill(10e3);
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t s = 0; s < S; ++s) {  // every step has a small gap (the step boundary)

@@ -239,14 +239,14 @@ TEST_CASE("a pipeline bubble no other level explains names the stage the others 
       const diagnose::phase_role roles[] = {diagnose::phase_role::work, diagnose::phase_role::wait,
                                             diagnose::phase_role::work, diagnose::phase_role::idle};
       for (int p = 0; p < 4; ++p) m.phases.push_back({names[p], roles[p], kernel_class::compute, false});
-      m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
-      m.phase_ns = xt::xtensor<double, 3>::from_shape({R, 4, S});
+      m.iteration_ns = dense_array<double, 2>({R, S});
+      m.phase_ns = dense_array<double, 3>({R, 4, S});
       m.has_rank.assign(R, true);
       m.measured_on_host.assign(R, false);
       auto& w = m.waits;
       w.available = true;
       for (auto* t : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
-        *t = xt::xtensor<double, 2>::from_shape({R, S});
+        *t = dense_array<double, 2>({R, S});
         t->fill(0);
       }
       std::mt19937_64 rng(static_cast<std::uint64_t>(origin) + 11);

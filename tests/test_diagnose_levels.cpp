@@ -35,9 +35,9 @@ diagnose::job_model empty_model(std::size_t ranks, std::size_t steps) {
   const kernel_class classes[] = {kernel_class::compute, kernel_class::communication, kernel_class::memory,
                                   kernel_class::compute};
   for (int p = 0; p < 4; ++p) m.phases.push_back({names[p], roles[p], classes[p], false});
-  m.iteration_ns = xt::xtensor<double, 2>::from_shape({ranks, steps});
+  m.iteration_ns = dense_array<double, 2>({ranks, steps});
   m.iteration_ns.fill(nan);
-  m.phase_ns = xt::xtensor<double, 3>::from_shape({ranks, 4, steps});
+  m.phase_ns = dense_array<double, 3>({ranks, 4, steps});
   m.phase_ns.fill(nan);
   m.has_rank.assign(ranks, true);
   return m;

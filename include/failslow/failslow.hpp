@@ -1,6 +1,6 @@
 // failslow/failslow.hpp -- umbrella header: every component that needs only the required
-// dependencies (Eigen, Boost.Math, xtensor). Optional components (CUPTI collector, simdjson
-// reader) have their own headers and targets.
+// dependency (Eigen). Optional components (CUPTI collector, simdjson reader) have their own
+// headers and targets.
 #pragma once
 
 #include "failslow/version.hpp"

@@ -4,12 +4,12 @@
 // Synopsis
 //   job_model: world_size ranks, the ProfilerStep numbers `steps` (ascending, the union over
 //   ranks), and
-//     iteration_ns(rank, step)          xt::xtensor<double, 2>: the time between two step
+//     iteration_ns(rank, step)          dense_array<double, 2>: the time between two step
 //                                       completions on the GPU (trace/step_breakdown.hpp: the
 //                                       step's last GPU end - the previous step's; the first step
 //                                       of a rank, or one after a gap in the step numbers: its
 //                                       last GPU end - its first GPU start)
-//     phase_ns(rank, phase, step)       xt::xtensor<double, 3>, phases described by `phases`:
+//     phase_ns(rank, phase, step)       dense_array<double, 3>, phases described by `phases`:
 //       0 compute        sum of compute-kernel durations           role work
 //       1 communication  sum of collective durations (waits included)  role wait
 //       2 memory         sum of memcpy/memset/copy-kernel durations     role work
@@ -68,11 +68,10 @@
 #include <utility>
 #include <vector>
 
-#include <xtensor/xtensor.hpp>
-
 #include "failslow/compress/codec.hpp"
 #include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
+#include "failslow/core/dense_array.hpp"
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/kernel_class.hpp"
@@ -123,10 +122,10 @@ struct wait_attribution {
     double ns = 0;    ///< wait, summed over the job
   };
   bool available = false;
-  xt::xtensor<double, 2> waited_ns;      ///< rank x step: time spent waiting for a later arrival
-  xt::xtensor<double, 2> caused_ns;      ///< rank x step: others' wait blamed on the rank (root-resolved)
-  xt::xtensor<double, 2> late_ns;        ///< rank x step: its own lateness as the last arriver (over the second last)
-  xt::xtensor<double, 2> p2p_waited_ns;  ///< rank x step: the part of waited_ns in point-to-point transfers (pipeline)
+  dense_array<double, 2> waited_ns;      ///< rank x step: time spent waiting for a later arrival
+  dense_array<double, 2> caused_ns;      ///< rank x step: others' wait blamed on the rank (root-resolved)
+  dense_array<double, 2> late_ns;        ///< rank x step: its own lateness as the last arriver (over the second last)
+  dense_array<double, 2> p2p_waited_ns;  ///< rank x step: the part of waited_ns in point-to-point transfers (pipeline)
   std::vector<edge> edges;               ///< root -> victim, largest first (wait_options::max_edges)
   std::vector<std::size_t> victims;      ///< per rank: how many ranks waited for it (all edges)
   std::vector<std::string> phase_before_late;  ///< per rank: what it ran before its late arrivals
@@ -159,17 +158,17 @@ struct host_gap {
 struct host_activity {
   bool measured = false;
   std::vector<std::vector<host_gap>> gaps;  ///< per rank: the largest gap of each step that has one
-  xt::xtensor<double, 2> new_kernels;       ///< rank x step: kernels launched for the first time
+  dense_array<double, 2> new_kernels;       ///< rank x step: kernels launched for the first time
   std::map<std::pair<int, std::size_t>, std::vector<std::string>> new_kernel_names;  ///< (rank, step): a few
-  xt::xtensor<double, 2> launch_interval_ns;  ///< rank x step: median time between launch calls
+  dense_array<double, 2> launch_interval_ns;  ///< rank x step: median time between launch calls
 };
 
 struct job_model {
   int world_size = 0;
   std::vector<std::int64_t> steps;  ///< ProfilerStep numbers, ascending
   std::vector<phase_info> phases;
-  xt::xtensor<double, 2> iteration_ns;  ///< rank x step
-  xt::xtensor<double, 3> phase_ns;      ///< rank x phase x step
+  dense_array<double, 2> iteration_ns;  ///< rank x step
+  dense_array<double, 3> phase_ns;      ///< rank x phase x step
   std::vector<bool> has_rank;
   /// Ranks whose traces have no GPU activity: their steps were measured from host operators
   /// (idle is time no operator ran, not GPU idle).
@@ -384,9 +383,9 @@ class job_model_builder {
     m.steps = steps;
     m.phases = phases_;
     const std::size_t R = m.rank_count(), P = phases_.size(), S = steps.size();
-    m.iteration_ns = xt::xtensor<double, 2>::from_shape({R, S});
+    m.iteration_ns = dense_array<double, 2>({R, S});
     m.iteration_ns.fill(nan);
-    m.phase_ns = xt::xtensor<double, 3>::from_shape({R, P, S});
+    m.phase_ns = dense_array<double, 3>({R, P, S});
     m.phase_ns.fill(nan);
     m.has_rank.assign(R, false);
     m.measured_on_host.assign(R, false);

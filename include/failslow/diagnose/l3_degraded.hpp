@@ -287,9 +287,9 @@ inline job_model derived_model(const job_model& m, std::size_t members, const st
   d.phases.assign(m.phases.begin(), m.phases.begin() + static_cast<std::ptrdiff_t>(class_phase_count));
   for (auto& ph : d.phases) ph.compared = false;
   d.phases.insert(d.phases.end(), extra.begin(), extra.end());
-  d.iteration_ns = xt::xtensor<double, 2>::from_shape({members, m.step_count()});
+  d.iteration_ns = dense_array<double, 2>({members, m.step_count()});
   d.iteration_ns.fill(l3_nan);
-  d.phase_ns = xt::xtensor<double, 3>::from_shape({members, d.phases.size(), m.step_count()});
+  d.phase_ns = dense_array<double, 3>({members, d.phases.size(), m.step_count()});
   d.phase_ns.fill(l3_nan);
   d.has_rank.assign(members, false);
   d.source = m.source;
@@ -429,8 +429,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   // For the intra-worker charts, filled by the kernel comparison: per rank, key (index into
   // drift_keys) and step the mean per launch over the group's median minus 1, and per rank and
   // key the group's pooled robust sd of it (NaN: not compared in a group).
-  xt::xtensor<double, 3> rel;
-  xt::xtensor<double, 2> rel_sd;
+  dense_array<double, 3> rel;
+  dense_array<double, 2> rel_sd;
   std::vector<std::size_t> drift_keys;
   auto drift_peers = [&](int rank, std::size_t jj) {
     const std::size_t key = drift_keys[jj];
@@ -470,9 +470,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     std::vector<double> qbuf, med, launch;
     std::vector<int> who;
     std::vector<const double*> rows;
-    rel = xt::xtensor<double, 3>::from_shape({R, keys.size(), S});
+    rel = dense_array<double, 3>({R, keys.size(), S});
     rel.fill(detail::l3_nan);
-    rel_sd = xt::xtensor<double, 2>::from_shape({R, keys.size()});
+    rel_sd = dense_array<double, 2>({R, keys.size()});
     rel_sd.fill(detail::l3_nan);
     for (std::size_t jj = 0; jj < keys.size(); ++jj) {
       const std::size_t key = keys[jj], p = class_phase_count + jj;

@@ -67,8 +67,7 @@
 #include <utility>
 #include <vector>
 
-#include <xtensor/xtensor.hpp>
-
+#include "failslow/core/dense_array.hpp"
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
@@ -185,8 +184,8 @@ inline void measure_host_activity(job_model& m, const trace::trace_set& set, con
   const std::size_t R = m.rank_count(), S = m.step_count();
   h = host_activity{};
   h.gaps.assign(R, {});
-  h.new_kernels = xt::zeros<double>({R, S});
-  h.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  h.new_kernels = dense_array<double, 2>({R, S});
+  h.launch_interval_ns = dense_array<double, 2>({R, S});
   h.launch_interval_ns.fill(std::numeric_limits<double>::quiet_NaN());
   if (S == 0) return;
   trace::idle_options io;
@@ -294,8 +293,8 @@ inline host_activity host_from_idle_phase(const job_model& m, std::size_t names_
   host_activity h;
   const std::size_t R = m.rank_count(), S = m.step_count();
   h.gaps.assign(R, {});
-  h.new_kernels = xt::zeros<double>({R, S});
-  h.launch_interval_ns = xt::xtensor<double, 2>::from_shape({R, S});
+  h.new_kernels = dense_array<double, 2>({R, S});
+  h.launch_interval_ns = dense_array<double, 2>({R, S});
   h.launch_interval_ns.fill(std::numeric_limits<double>::quiet_NaN());
   if (m.phase_count() <= idle_phase) return h;
   for (std::size_t r = 0; r < R; ++r)

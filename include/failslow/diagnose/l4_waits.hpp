@@ -165,10 +165,10 @@ inline void attribute_waits(job_model& m, const trace::trace_set& set, const top
   auto& w = m.waits;
   w = wait_attribution{};
   const std::size_t R = m.rank_count(), S = m.step_count(), n = set.traces.size();
-  w.waited_ns = xt::zeros<double>({R, S});
-  w.caused_ns = xt::zeros<double>({R, S});
-  w.late_ns = xt::zeros<double>({R, S});
-  w.p2p_waited_ns = xt::zeros<double>({R, S});
+  w.waited_ns = dense_array<double, 2>({R, S});
+  w.caused_ns = dense_array<double, 2>({R, S});
+  w.late_ns = dense_array<double, 2>({R, S});
+  w.p2p_waited_ns = dense_array<double, 2>({R, S});
   w.phase_before_late.assign(R, std::string());
   if (n < 2 || S == 0) return;
 
