@@ -131,9 +131,11 @@ enum : std::uint64_t {
   k_head = 12
 };
 
+template <class = void>
 inline std::int64_t to_ns(double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); }
 
 /// Rank's clock minus the true clock: one uniform draw per node.
+template <class = void>
 inline std::int64_t clock_offset_ns(const job_config& cfg, int rank) {
   const double u01 = uniform01(key(cfg.seed, k_clock, static_cast<std::uint64_t>(rank / cfg.gpus_per_node)));
   return to_ns((2.0 * u01 - 1.0) * cfg.max_clock_offset_us);
@@ -595,6 +597,7 @@ struct timeline_recorder {
   void annotate(int r, const annotation& a) { ranks[static_cast<std::size_t>(r)].annotations.push_back(a); }
 };
 
+template <class = void>
 inline void check_faults(const std::vector<fault>& faults, const job_config& cfg, const topology& topo) {
   const std::int64_t last = cfg.first_step + cfg.steps - 1;
   for (const auto& f : faults) {
@@ -614,6 +617,7 @@ inline void check_faults(const std::vector<fault>& faults, const job_config& cfg
 }
 
 /// validate(cfg), the world limit and check_faults: the layout of a run.
+template <class = void>
 inline topology checked_topology(const job_config& cfg, const std::vector<fault>& faults) {
   topology topo = validate(cfg);
   if (topo.world_size() > (1 << 20))
@@ -624,6 +628,7 @@ inline topology checked_topology(const job_config& cfg, const std::vector<fault>
 }
 
 /// The truth of a run (after it: the faults carry the kernels they changed).
+template <class = void>
 inline truth make_truth(const job_config& cfg, const topology& topo, std::vector<fault> faults, std::string name,
                         double severity) {
   truth t;
@@ -648,6 +653,7 @@ inline truth make_truth(const job_config& cfg, const topology& topo, std::vector
 }  // namespace detail
 
 /// Runs the job with the given faults; `name` and `severity` are recorded in the truth.
+template <class = void>
 inline simulated_job simulate(const job_config& cfg, std::vector<fault> faults, std::string name = "custom",
                               double severity = 1.0) {
   simulated_job job{cfg, detail::checked_topology(cfg, faults), {}, {}};
@@ -660,6 +666,7 @@ inline simulated_job simulate(const job_config& cfg, std::vector<fault> faults, 
 }
 
 /// Places the faults of scenario `s` (plan_faults) and runs the job.
+template <class = void>
 inline simulated_job simulate(const job_config& cfg, scenario s, const scenario_options& options = {}) {
   return simulate(cfg, plan_faults(s, cfg, options), std::string(to_string(s)), options.severity);
 }

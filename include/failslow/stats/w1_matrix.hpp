@@ -247,6 +247,7 @@ inline void l1_pairs(const quantile_matrix& q, unsigned threads, simd_path path,
   }
 }
 
+template <class = void>
 inline void check_quantile_matrix(const quantile_matrix& q) {
   if (q.rows() == 0 || q.cols() == 0) throw invalid_argument("w1_matrix: no quantile vectors");
   if (!q.allFinite()) throw domain_error("w1_matrix: quantile vectors contain NaN or infinity");
@@ -256,6 +257,7 @@ inline void check_quantile_matrix(const quantile_matrix& q) {
 
 namespace detail {
 // w1_matrix_quantiles with the kernel of `path` (tests run each path the CPU has).
+template <class = void>
 inline Eigen::MatrixXd w1_matrix_quantiles_on(const quantile_matrix& q, unsigned threads, simd_path path) {
   check_quantile_matrix(q);
   const auto k = static_cast<double>(q.cols());
@@ -270,6 +272,7 @@ inline Eigen::MatrixXd w1_matrix_quantiles_on(const quantile_matrix& q, unsigned
 }  // namespace detail
 
 /// W1 matrix of the quantile vectors in the rows of q.
+template <class = void>
 inline Eigen::MatrixXd w1_matrix_quantiles(const quantile_matrix& q, unsigned threads = 1) {
   return detail::w1_matrix_quantiles_on(q, threads, detail::best_simd_path());
 }
@@ -308,6 +311,7 @@ Eigen::Matrix<T, Eigen::Dynamic, 1> w1_condensed_quantiles(const quantile_matrix
 }
 
 /// Exact W1 matrix of raw sample sets.
+template <class = void>
 inline Eigen::MatrixXd w1_matrix_samples(const std::vector<std::vector<double>>& samples, unsigned threads = 1) {
   if (samples.empty()) throw invalid_argument("w1_matrix: no sample sets");
   std::vector<std::vector<double>> sorted(samples.size());
@@ -329,6 +333,7 @@ inline Eigen::MatrixXd w1_matrix_samples(const std::vector<std::vector<double>>&
 }
 
 /// Quantile vectors (K columns) of the reconstructed mixtures of `summaries`.
+template <class = void>
 inline quantile_matrix quantile_vectors(const std::vector<distribution_summary>& summaries, std::size_t k = 256,
                                         bool truncated = false, unsigned threads = 1) {
   if (summaries.empty()) throw invalid_argument("quantile_vectors: no summaries");
@@ -342,12 +347,14 @@ inline quantile_matrix quantile_vectors(const std::vector<distribution_summary>&
 }
 
 /// W1 matrix of summarised distributions (reconstructed lognormal mixtures, K quantiles).
+template <class = void>
 inline Eigen::MatrixXd w1_matrix_summaries(const std::vector<distribution_summary>& summaries, std::size_t k = 256,
                                            bool truncated = false, unsigned threads = 1) {
   return w1_matrix_quantiles(quantile_vectors(summaries, k, truncated, threads), threads);
 }
 
 /// One W1 matrix per group; groups[g] lists row indices of q (e.g. the ranks of a DP group).
+template <class = void>
 inline std::vector<Eigen::MatrixXd> w1_matrices_within_groups(const quantile_matrix& q,
                                                               const std::vector<std::vector<int>>& groups,
                                                               unsigned threads = 1) {

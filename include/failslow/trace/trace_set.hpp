@@ -141,6 +141,7 @@ struct trace_set {
 
 namespace detail {
 
+template <class = void>
 inline bool ends_with(const std::string& s, const char* suffix) {
   const std::size_t n = std::char_traits<char>::length(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -148,6 +149,7 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 
 enum class trace_format { kineto, table, nsys };
 
+template <class = void>
 inline trace_format format_of(const std::string& path) {
   for (const char* table : {".csv", ".tsv", ".csv.gz", ".tsv.gz"})
     if (ends_with(path, table)) return trace_format::table;
@@ -155,6 +157,7 @@ inline trace_format format_of(const std::string& path) {
   return trace_format::kineto;
 }
 
+template <class = void>
 inline bool is_trace_file(const std::string& name) {
   for (const char* trace : {".json", ".json.gz", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".sqlite"})
     if (ends_with(name, trace)) return true;
@@ -166,6 +169,7 @@ inline bool is_trace_file(const std::string& name) {
 /// The rank a file's name states (rule 4 of the synopsis), or -1: "rank" or "worker",
 /// case-insensitive, not preceded by a letter, then an optional '-' or '_' and 1-9 digits not
 /// followed by a letter or digit. Only the last path component is read.
+template <class = void>
 inline std::int32_t rank_from_file_name(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
@@ -197,6 +201,7 @@ inline std::int32_t rank_from_file_name(const std::string& path) {
 
 /// Files named by `paths`, folders expanded recursively (sorted within each folder).
 /// `from_folder`, when given, receives per file whether a folder search found it.
+template <class = void>
 inline std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
                                                    std::vector<bool>* from_folder = nullptr) {
   std::vector<std::string> out;
@@ -223,6 +228,7 @@ inline std::vector<std::string> expand_trace_paths(const std::vector<std::string
   return out;
 }
 
+template <class = void>
 inline trace_set load_trace_set(const std::vector<std::string>& paths, const trace_set_options& options = {}) {
   if (options.shard_index >= options.shard_count)
     throw invalid_argument("load_trace_set: shard " + std::to_string(options.shard_index) + " of " +
