@@ -59,6 +59,11 @@ int main() {
     }
   }
   const auto job = model.finish();
+  // The model's figures are core/dense_array tables: rank x step, rank x phase x step.
+  const auto& iteration = job.iteration_ns;
+  std::cout << "step time of rank 11 in steps 10 and 30: " << iteration(11, 10) / 1e6 << " and "
+            << iteration(11, 30) / 1e6 << " ms (" << iteration.shape(0) << " ranks x " << iteration.shape(1)
+            << " steps)\n\n";
   parallel_sizes layout;
   layout.dp = ranks;
   const auto report = diagnose::diagnose(job, topology(layout));
