@@ -131,11 +131,9 @@ enum : std::uint64_t {
   k_head = 12
 };
 
-template <class = void>
 inline std::int64_t to_ns(double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); }
 
 /// Rank's clock minus the true clock: one uniform draw per node.
-template <class = void>
 inline std::int64_t clock_offset_ns(const job_config& cfg, int rank) {
   const double u01 = uniform01(key(cfg.seed, k_clock, static_cast<std::uint64_t>(rank / cfg.gpus_per_node)));
   return to_ns((2.0 * u01 - 1.0) * cfg.max_clock_offset_us);

@@ -58,7 +58,6 @@ struct kernel_key_table {
   std::vector<std::string_view> names;
 };
 
-template <class = void>
 inline const kernel_key_table& kernel_keys() {
   static const kernel_key_table table = [] {
     kernel_key_table t;
@@ -76,7 +75,6 @@ inline const kernel_key_table& kernel_keys() {
 }  // namespace detail
 
 /// Key of a kernel role's name in the summaries (dense, catalogue order).
-template <class = void>
 inline name_id kernel_key(kernel_role role) {
   const auto i = static_cast<std::size_t>(role);
   if (i >= kernel_role_count) throw domain_error("kernel_key: not a kernel role");
@@ -84,11 +82,9 @@ inline name_id kernel_key(kernel_role role) {
 }
 
 /// Number of distinct kernel names, i.e. of keys.
-template <class = void>
 inline std::size_t kernel_key_count() { return detail::kernel_keys().names.size(); }
 
 /// The kernel name of a key.
-template <class = void>
 inline std::string_view kernel_key_name(name_id key) {
   const auto& names = detail::kernel_keys().names;
   if (key >= names.size())

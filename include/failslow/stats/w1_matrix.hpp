@@ -247,7 +247,6 @@ inline void l1_pairs(const quantile_matrix& q, unsigned threads, simd_path path,
   }
 }
 
-template <class = void>
 inline void check_quantile_matrix(const quantile_matrix& q) {
   if (q.rows() == 0 || q.cols() == 0) throw invalid_argument("w1_matrix: no quantile vectors");
   if (!q.allFinite()) throw domain_error("w1_matrix: quantile vectors contain NaN or infinity");

@@ -141,7 +141,6 @@ struct trace_set {
 
 namespace detail {
 
-template <class = void>
 inline bool ends_with(const std::string& s, const char* suffix) {
   const std::size_t n = std::char_traits<char>::length(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -149,7 +148,6 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 
 enum class trace_format { kineto, table, nsys };
 
-template <class = void>
 inline trace_format format_of(const std::string& path) {
   for (const char* table : {".csv", ".tsv", ".csv.gz", ".tsv.gz"})
     if (ends_with(path, table)) return trace_format::table;
@@ -157,7 +155,6 @@ inline trace_format format_of(const std::string& path) {
   return trace_format::kineto;
 }
 
-template <class = void>
 inline bool is_trace_file(const std::string& name) {
   for (const char* trace : {".json", ".json.gz", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".sqlite"})
     if (ends_with(name, trace)) return true;
@@ -169,7 +166,6 @@ inline bool is_trace_file(const std::string& name) {
 /// The rank a file's name states (rule 4 of the synopsis), or -1: "rank" or "worker",
 /// case-insensitive, not preceded by a letter, then an optional '-' or '_' and 1-9 digits not
 /// followed by a letter or digit. Only the last path component is read.
-template <class = void>
 inline std::int32_t rank_from_file_name(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };

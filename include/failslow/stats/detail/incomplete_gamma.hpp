@@ -131,12 +131,13 @@ inline double gamma_inverse(double a, double p, bool upper) noexcept {
   const bool solve_upper = lower_p > 0.5;
   const double target = solve_upper ? (upper ? p : 1 - p) : (upper ? 1 - p : p);
   double lo = 0, hi = std::numeric_limits<double>::infinity();
-  // Newton on g(x) = ln tail(x) - ln target, which is close to linear in both far tails
-  // (ln Q ~ -x, ln P ~ a ln x), with g' = density / tail; a step leaving the bracket bisects.
+  // Newton on g = ln tail - ln target, in ln x for the lower tail and in x for the upper, where g
+  // is close to linear (ln P ~ a ln x, ln Q ~ -x); g' = density / tail; a step leaving the
+  // bracket bisects.
   const double log_target = std::log(target);
   for (int it = 0; it < 200; ++it) {
     const double prefix = gamma_prefix(a, x);
-    const double series_side = x < a + 1;
+    const bool series_side = x < a + 1;
     const double part = series_side ? prefix * gamma_p_series(a, x) : prefix * gamma_q_fraction(a, x);
     const double tail_value = solve_upper == !series_side ? part : 1 - part;
     if (!(tail_value > 0)) {  // underflow: far beyond the answer on the tail's side
@@ -157,10 +158,12 @@ inline double gamma_inverse(double a, double p, bool upper) noexcept {
     const double density = prefix / x;  // dP/dx
     if (tail_value > 0 && density > 0 && std::isfinite(density)) {
       const double slope = (solve_upper ? -density : density) / tail_value;
-      next = x - (std::log(tail_value) - log_target) / slope;
+      const double g = std::log(tail_value) - log_target;
+      // The lower tail in ln x (ln P ~ a ln x is linear there), the upper in x (ln Q ~ -x).
+      next = solve_upper ? x - g / slope : x * std::exp(-g / (slope * x));
     }
     if (!(next > lo && next < hi))
-      next = std::isinf(hi) ? std::max(2 * x, 2 * lo + 1) : (lo > 0 ? std::sqrt(lo * hi) : 0.5 * hi);
+      next = std::isinf(hi) ? std::max(2 * x, 2 * lo + 1) : (lo > 0 ? std::sqrt(lo) * std::sqrt(hi) : 0.5 * hi);
     if (std::abs(next - x) <= 2 * std::numeric_limits<double>::epsilon() * x) return next;
     if (!std::isinf(hi) && hi - lo <= 2 * std::numeric_limits<double>::epsilon() * hi) return 0.5 * (lo + hi);
     x = next;
