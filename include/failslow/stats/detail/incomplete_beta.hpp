@@ -22,6 +22,7 @@
 #include <limits>
 #include <utility>
 
+#include "failslow/stats/detail/continued_fraction.hpp"
 #include "failslow/stats/detail/incomplete_gamma.hpp"
 
 namespace failslow::stats::detail {
@@ -45,32 +46,17 @@ inline double beta_log_prefix(double a, double b, double x, double y) noexcept {
 
 /// The continued fraction of I_x(a, b) / (x^a y^b / (a B(a, b))).
 inline double beta_fraction(double a, double b, double x) noexcept {
-  constexpr double tiny = 1e-300;
+  // 1 / (1 + d_1 / (1 + d_2 / (...))), d_1 = -(a + b) x / (a + 1): the first term taken.
   const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  double h = d;
+  double first = 1 - qab * x / qap;
+  if (std::abs(first) < 1e-300) first = 1e-300;
+  lentz_fraction fraction{1 / first, 1, 1 / first};
   for (int m = 1; m < 100000; ++m) {
     const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));  // even step
-    d = 1 + aa * d;
-    if (std::abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));  // odd step
-    d = 1 + aa * d;
-    if (std::abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const double step = d * c;
-    h *= step;
-    if (std::abs(step - 1) < 1e-16) break;
+    fraction.step(m * (b - m) * x / ((qam + m2) * (a + m2)), 1);                                            // d_2m
+    if (std::abs(fraction.step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), 1) - 1) < 1e-16) break;  // d_2m+1
   }
-  return h;
+  return fraction.f;
 }
 
 /// I_x(a, b) (upper = false) or 1 - I_x(a, b) (upper = true).

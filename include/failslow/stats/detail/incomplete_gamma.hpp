@@ -26,6 +26,8 @@
 #include <cmath>
 #include <limits>
 
+#include "failslow/stats/detail/continued_fraction.hpp"
+
 namespace failslow::stats::detail {
 
 /// ln Gamma(a) - Stirling's (a - 1/2) ln a - a + ln(2 pi)/2, for a >= 10 (six terms: 1e-17).
@@ -73,21 +75,14 @@ inline double gamma_p_series(double a, double x) noexcept {
 
 /// Q(a, x) / prefix by Legendre's continued fraction (modified Lentz); x >= a + 1.
 inline double gamma_q_fraction(double a, double x) noexcept {
-  constexpr double tiny = 1e-300;
-  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  // 1 / (x + 1 - a + a_1 / (x + 3 - a + a_2 / (...))), a_i = -i (i - a): the first term taken.
+  double b = x + 1 - a;
+  lentz_fraction fraction{1 / b, 1e300, 1 / b};
   for (int i = 1; i < 100000; ++i) {
-    const double an = -i * (i - a);
     b += 2;
-    d = an * d + b;
-    if (std::abs(d) < tiny) d = tiny;
-    c = b + an / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const double step = d * c;
-    h *= step;
-    if (std::abs(step - 1) < 1e-16) break;
+    if (std::abs(fraction.step(-i * (i - a), b) - 1) < 1e-16) break;
   }
-  return h;
+  return fraction.f;
 }
 
 inline double gamma_p(double a, double x) noexcept {
