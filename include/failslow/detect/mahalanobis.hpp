@@ -36,9 +36,9 @@
 //   features, an MCD subset on a hyperplane) gives finite distances, not NaN.
 //   Threshold on D (KAT):  lambda = sqrt(chi2_q(d)) * (1 + 1 / sqrt(N))  (outlier_threshold::
 //   adaptive, q = 0.99), or sqrt(chi2_q(d)) (outlier_threshold::chi2). A worker is an outlier when
-//   D > lambda. p-values: P(chi2_d > D^2) = Q(d/2, D^2/2), quantiles chi2_q(d) = 2 P^-1(d/2, q), from
-//   stats/detail/incomplete_gamma.hpp (relative 1e-13 against 40-digit values; scipy.stats.chi2
-//   agrees to 1e-12 in the tests).
+//   D > lambda. p-values: P(chi2_d > D^2) = Q(d/2, D^2/2), quantiles chi2_q(d) =
+//   2 P^-1(d/2, q), from stats/detail/incomplete_gamma.hpp (relative 1e-13 against 40-digit
+//   values; scipy.stats.chi2 agrees to 1e-12 in the tests).
 //   False alarms on a clean normal population: with the sample covariance, the in-sample
 //   N D^2 / (N - 1)^2 follows Beta(d/2, (N - d - 1)/2) exactly, so the per-worker false-alarm
 //   rate is computable: in_sample_false_alarm_rate(N, d, lambda). It is below 1 - q for the

@@ -24,8 +24,8 @@
 //   function S = 1 - F (erfc), so upper-tail quantiles keep their relative precision.
 // Complexity: cdf O(C); quantile O(C log(1/eps)) for C clusters.
 // Accuracy: cdf to a few ulps per component (std::erfc); a component's quantile: the normal
-//   quantile of stats/detail/normal_quantile.hpp (AS 241, ~3 ulps); the mixture quantile to ~4 ulps in x (relative
-//   1e-15) where F is continuous and strictly increasing.
+//   quantile of stats/detail/normal_quantile.hpp (AS 241, ~3 ulps); the mixture quantile to
+//   ~4 ulps in x (relative 1e-15) where F is continuous and strictly increasing.
 // Errors: p outside [0, 1] throws failslow::domain_error; an empty mixture or a summary with no
 //   values throws failslow::invalid_argument; negative quantiles (p99 < p50) cannot occur.
 #pragma once

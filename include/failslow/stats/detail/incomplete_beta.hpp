@@ -3,9 +3,9 @@
 //
 //   beta_lower(a, b, x) = I_x(a, b) = B(x; a, b) / B(a, b)    (the Beta(a, b) CDF at x)
 //   beta_upper(a, b, x) = 1 - I_x(a, b) = I_{1-x}(b, a)       (its survival function)
-// Method: the continued fraction of I_x(a, b) (Abramowitz & Stegun 26.5.8, modified Lentz) where
-// x < (a + 1) / (a + b + 2), where it converges fast; otherwise the same fraction for I_{1-x}(b, a).
-// Each tail is computed directly when it is the fraction's side, so both keep their relative
+// Method: the continued fraction of I_x(a, b) (Abramowitz & Stegun 26.5.8, modified Lentz)
+// where x < (a + 1) / (a + b + 2), where it converges fast; otherwise the same fraction for
+// I_{1-x}(b, a). Each tail is computed directly when it is the fraction's side, so both keep their relative
 // precision. The factor x^a (1-x)^b / (a B(a, b)) is taken in logs, with Stirling's form for
 // ln Gamma(b) - ln Gamma(a + b) when the larger parameter is >= 10, which spares the cancellation
 // of two large lgamma values (a = 6, b = 5000: both near 4e4).
