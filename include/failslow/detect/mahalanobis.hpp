@@ -134,7 +134,7 @@ template <class Real = double>
 double chi2_quantile(double dof, double q) {
   if (!(dof > 0.0)) throw invalid_argument("chi2_quantile: dof must be > 0");
   if (!(q > 0.0 && q < 1.0)) throw invalid_argument("chi2_quantile: q must be in (0, 1)");
-  return 2 * stats::detail::gamma_p_inverse(static_cast<Real>(dof) / 2, q);
+  return stats::detail::chi_squared_quantile(static_cast<Real>(dof), q);
 }
 
 /// P(chi2_dof > x).

@@ -129,8 +129,7 @@ class fast_mcd {
   // depend on the fraction of outliers.
   mcd_result run(bool reweight, double reweight_quantile) {
     mcd_result raw = p_ == 1 ? univariate() : multivariate();
-    // chi2_p(q) = 2 P^-1(p/2, q).
-    auto chi2 = [a = static_cast<double>(p_) / 2](double q) { return 2 * stats::detail::gamma_p_inverse(a, q); };
+    auto chi2 = [dof = static_cast<double>(p_)](double q) { return stats::detail::chi_squared_quantile(dof, q); };
     VectorXd d2 = squared_distances(z_, raw.estimate.mean, raw.estimate.cov);
     const double raw_factor = median_of(d2) / chi2(0.5);
     if (raw_factor > 0.0 && std::isfinite(raw_factor)) {

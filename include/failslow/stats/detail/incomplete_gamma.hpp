@@ -4,6 +4,7 @@
 //   gamma_p(a, x) = P(a, x) = gamma(a, x) / Gamma(a)      (lower; the Gamma(a, 1) CDF at x)
 //   gamma_q(a, x) = Q(a, x) = 1 - P(a, x)                 (upper)
 //   gamma_p_inverse(a, p), gamma_q_inverse(a, q)          the x with P(a, x) = p, Q(a, x) = q
+//   chi_squared_quantile(d, q) = 2 P^-1(d/2, q)
 // For a chi-square with d degrees of freedom: CDF(x) = P(d/2, x/2), quantile(p) = 2 P^-1(d/2, p).
 // Method: the power series of P for x < a + 1, the continued fraction of Q (modified Lentz) for
 // x >= a + 1, each giving the smaller tail directly, so both tails keep their relative precision
@@ -11,8 +12,8 @@
 // exp(-a (u - ln(1 + u)) + ln(a / 2 pi) / 2 - s(a)) with u = (x - a) / a and s(a) Stirling's
 // correction, which keeps its relative error near eps where x is near a (a ln x - x - lgamma(a)
 // loses eps a ln a there). The inverses: Newton's method on the log of the tail that is smaller
-// at the answer (near linear in both far tails), started from Wilson-Hilferty's cube root or the
-// small-x series, inside a bracket that falls back to bisection.
+// at the answer (near linear in both far tails), started from Wilson-Hilferty's cube root (normal
+// quantile: normal_quantile.hpp) or the small-x series, inside a bracket that falls back to bisection.
 // Complexity: O(sqrt(a) + 1) terms near x = a, fewer away from it; the inverse about 3-6
 //   evaluations.
 // Accuracy: against 40-digit mpmath values (tests/reference/gen_stats_fixtures.py; a from 0.5 to
@@ -27,6 +28,7 @@
 #include <limits>
 
 #include "failslow/stats/detail/continued_fraction.hpp"
+#include "failslow/stats/detail/normal_quantile.hpp"
 
 namespace failslow::stats::detail {
 
@@ -85,21 +87,27 @@ inline double gamma_q_fraction(double a, double x) noexcept {
   return fraction.f;
 }
 
-inline double gamma_p(double a, double x) noexcept {
-  if (!(a > 0) || !(x >= 0)) return std::numeric_limits<double>::quiet_NaN();
-  if (x == 0) return 0;
-  if (std::isinf(x)) return 1;
-  if (x < a + 1) return std::min(1.0, gamma_prefix(a, x) * gamma_p_series(a, x));
-  return 1 - gamma_prefix(a, x) * gamma_q_fraction(a, x);
+/// P(a, x) (upper = false) or Q(a, x) (upper = true) for a > 0, 0 < x < inf: the series or the
+/// fraction, whichever converges at x, gives its own tail directly and the other as 1 minus it.
+/// `prefix` receives x^a e^-x / Gamma(a) (the inverse's Newton step needs it).
+inline double gamma_tail(double a, double x, bool upper, double& prefix) noexcept {
+  prefix = gamma_prefix(a, x);
+  const bool series_side = x < a + 1;
+  const double part = series_side ? std::min(1.0, prefix * gamma_p_series(a, x)) : prefix * gamma_q_fraction(a, x);
+  return upper == series_side ? 1 - part : part;
 }
 
-inline double gamma_q(double a, double x) noexcept {
+/// P(a, x) (upper = false) or Q(a, x) (upper = true), with the edges and invalid arguments.
+inline double gamma_tail(double a, double x, bool upper) noexcept {
   if (!(a > 0) || !(x >= 0)) return std::numeric_limits<double>::quiet_NaN();
-  if (x == 0) return 1;
-  if (std::isinf(x)) return 0;
-  if (x < a + 1) return 1 - std::min(1.0, gamma_prefix(a, x) * gamma_p_series(a, x));
-  return gamma_prefix(a, x) * gamma_q_fraction(a, x);
+  if (x == 0) return upper ? 1.0 : 0.0;
+  if (std::isinf(x)) return upper ? 0.0 : 1.0;
+  double prefix;
+  return gamma_tail(a, x, upper, prefix);
 }
+
+inline double gamma_p(double a, double x) noexcept { return gamma_tail(a, x, false); }
+inline double gamma_q(double a, double x) noexcept { return gamma_tail(a, x, true); }
 
 /// The x with P(a, x) = p (upper = false) or Q(a, x) = p (upper = true), 0 < p < 1.
 inline double gamma_inverse(double a, double p, bool upper) noexcept {
@@ -107,12 +115,9 @@ inline double gamma_inverse(double a, double p, bool upper) noexcept {
   if (p == 0) return upper ? std::numeric_limits<double>::infinity() : 0.0;
   if (p == 1) return upper ? 0.0 : std::numeric_limits<double>::infinity();
   const double lower_p = upper ? 1 - p : p;  // only for the start and for choosing the tail
-  // Start: Wilson-Hilferty, x = a (1 - 1/(9a) + z sqrt(1/(9a)))^3 with z the normal quantile
-  // (a rational approximation is enough for a start: A&S 26.2.23, 4.5e-4).
-  const double tail = std::min(p, 1 - p);
-  const double t = std::sqrt(-2 * std::log(std::max(tail, 1e-300)));
-  double z = t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
-  if (lower_p < 0.5) z = -z;
+  // Start: Wilson-Hilferty, x = a (1 - 1/(9a) + z sqrt(1/(9a)))^3 with z the normal quantile of the
+  // lower tail (taken from p itself for an upper tail, so a tiny p keeps its digits).
+  const double z = upper ? -normal_quantile(p) : normal_quantile(p);
   const double k = 1 / (9 * a);
   double x = a * std::pow(std::max(1 - k + z * std::sqrt(k), 0.0), 3);
   // Small lower tail or small a: P(a, x) ~ x^a / Gamma(a + 1) for small x.
@@ -124,38 +129,27 @@ inline double gamma_inverse(double a, double p, bool upper) noexcept {
   if (!(x > 0) || !std::isfinite(x)) x = a;
   // Solve on the tail that is the smaller one at the answer: it keeps its relative precision.
   const bool solve_upper = lower_p > 0.5;
-  const double target = solve_upper ? (upper ? p : 1 - p) : (upper ? 1 - p : p);
+  const double log_target = std::log(solve_upper == upper ? p : 1 - p);
   double lo = 0, hi = std::numeric_limits<double>::infinity();
   // Newton on g = ln tail - ln target, in ln x for the lower tail and in x for the upper, where g
-  // is close to linear (ln P ~ a ln x, ln Q ~ -x); g' = density / tail; a step leaving the
+  // is close to linear (ln P ~ a ln x, ln Q ~ -x); g' = +-density / tail; a step leaving the
   // bracket bisects.
-  const double log_target = std::log(target);
   for (int it = 0; it < 200; ++it) {
-    const double prefix = gamma_prefix(a, x);
-    const bool series_side = x < a + 1;
-    const double part = series_side ? prefix * gamma_p_series(a, x) : prefix * gamma_q_fraction(a, x);
-    const double tail_value = solve_upper == !series_side ? part : 1 - part;
+    double prefix;
+    const double tail_value = gamma_tail(a, x, solve_upper, prefix);
+    double next = std::numeric_limits<double>::quiet_NaN();
     if (!(tail_value > 0)) {  // underflow: far beyond the answer on the tail's side
-      if (solve_upper)
-        hi = x;
-      else
-        lo = x;
+      (solve_upper ? hi : lo) = x;
     } else {
       const double g = std::log(tail_value) - log_target;  // > 0: tail too large
       if (g == 0) return x;
       // P grows with x and Q falls: a P too large or a Q too small means x is too large.
-      if ((g > 0) != solve_upper)
-        hi = x;
-      else
-        lo = x;
-    }
-    double next = std::numeric_limits<double>::quiet_NaN();
-    const double density = prefix / x;  // dP/dx
-    if (tail_value > 0 && density > 0 && std::isfinite(density)) {
-      const double slope = (solve_upper ? -density : density) / tail_value;
-      const double g = std::log(tail_value) - log_target;
-      // The lower tail in ln x (ln P ~ a ln x is linear there), the upper in x (ln Q ~ -x).
-      next = solve_upper ? x - g / slope : x * std::exp(-g / (slope * x));
+      ((g > 0) != solve_upper ? hi : lo) = x;
+      const double density = prefix / x;  // dP/dx
+      if (density > 0 && std::isfinite(density)) {
+        const double slope = (solve_upper ? -density : density) / tail_value;
+        next = solve_upper ? x - g / slope : x * std::exp(-g / (slope * x));
+      }
     }
     if (!(next > lo && next < hi))
       next = std::isinf(hi) ? std::max(2 * x, 2 * lo + 1) : (lo > 0 ? std::sqrt(lo) * std::sqrt(hi) : 0.5 * hi);
@@ -168,5 +162,8 @@ inline double gamma_inverse(double a, double p, bool upper) noexcept {
 
 inline double gamma_p_inverse(double a, double p) noexcept { return gamma_inverse(a, p, false); }
 inline double gamma_q_inverse(double a, double q) noexcept { return gamma_inverse(a, q, true); }
+
+/// The q-quantile of a chi-square with `dof` degrees of freedom, 2 P^-1(dof / 2, q).
+inline double chi_squared_quantile(double dof, double q) noexcept { return 2 * gamma_p_inverse(dof / 2, q); }
 
 }  // namespace failslow::stats::detail
