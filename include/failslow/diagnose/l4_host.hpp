@@ -28,6 +28,14 @@
 //     in a host-paced job idle of 1-3 ms per step has a right tail that the absolute z alone
 //     takes for stalls (a 2.7 ms step against a 1.5 ms median reached z 6 in 1 of 1,856
 //     rank-steps of a healthy simulated job; z_rel 4.6); a real stall is far out on both.
+//     From traces x' must also stand out among every judged step of the job: ln x', the
+//     logarithm of a maximum over a step's gaps, follows a Gumbel law fitted by quartiles over
+//     the judged (rank, step)s (b = IQR / 1.5725, mu = median - 0.3665 b), and x' must reach
+//     mu - b ln(-ln(1 - job_alpha / n)), n the steps judged (for a step that launched new
+//     kernels, the steps that did): a family-wise false-alarm rate job_alpha where the per-rank
+//     z above has none. A rank's MAD over 30 steps does not see the host's rare long gaps;
+//     the job's steps do (noise x2 of the calibrated simulated job: an 18.6 ms gap, z 28,
+//     where this level is 60 ms; an 18 ms pause at noise x1, where it is 10 ms, is found).
 //     Cause, in this order: jit_compilation when the step launched kernels the rank had never
 //     launched; else, when host operators cover at least busy_fraction of the gap, by the top
 //     operator's name: garbage_collection ("gc", "garbage"), data_loader ("dataloader",
@@ -58,6 +66,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -131,6 +140,9 @@ struct host_stall_options {
   /// Window summaries only: an idle excess that more than this share of the ranks reach by half
   /// in the same step is the job's (a pipeline bubble, a synchronised pause), not a rank's stall.
   double local_share = 0.25;
+  /// Traces only: a stall's idle must also stand out from every judged step's, at this
+  /// family-wise false-alarm rate over the steps judged (see the synopsis).
+  double job_alpha = 0.01;
 };
 
 /// One rank's stalled step.
@@ -339,10 +351,11 @@ inline host_activity host_from_idle_phase(const job_model& m, std::size_t names_
 template <class = void>
 inline host_stall_result find_host_stalls(const job_model& m, const host_stall_options& o = {}) {
   if (o.min_stall_ns < 0 || !(o.min_fraction >= 0) || !(o.z > 0) || !(o.scale_floor > 0) || !(o.relative_floor > 0) ||
-      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2 || !(o.local_share > 0 && o.local_share <= 1))
+      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2 ||
+      !(o.local_share > 0 && o.local_share <= 1) || !(o.job_alpha > 0 && o.job_alpha < 1))
     throw invalid_argument(
         "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor, relative_floor > 0, busy_fraction in "
-        "[0, 1], period_min >= 2, local_share in (0, 1]");
+        "[0, 1], period_min >= 2, local_share in (0, 1], job_alpha in (0, 1)");
   host_stall_result out;
   // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps.
   const bool from_idle = !m.host.measured && m.source == "summaries";
@@ -398,6 +411,32 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
   // median over ranks): a MAD of 30 steps can be a third too small by chance, and host
   // jitter is a property of the job's software more than of one rank.
   const double job_log_spread = log_spreads.empty() ? 0.0 : stats::median(log_spreads);
+  // The job-wide test (traces): a Gumbel law for ln x' over every judged (rank, step), fitted
+  // by quartiles, and the level x' must reach among the n steps it was picked from (all of
+  // them; for a step that launched new kernels, chosen by that and not by its idle, only such).
+  double gumbel_mu = 0, gumbel_b = 0, judged_cells = 0, jit_cells = 0;
+  if (!from_idle) {
+    std::vector<double> logs;
+    for (std::size_t r = 0; r < R; ++r) {
+      const auto& rs = series[r];
+      if (rs.present.size() < 3) continue;
+      for (std::size_t k = 1; k < rs.present.size(); ++k) {
+        logs.push_back(std::log(std::max(rs.x[rs.present[k]], smallest)));
+        jit_cells += h.new_kernels(r, rs.present[k]) > 0 ? 1 : 0;
+      }
+    }
+    if (logs.size() >= 8) {
+      const auto q = stats::quantiles(logs, std::array<double, 3>{0.25, 0.5, 0.75});
+      gumbel_b = (q[2] - q[0]) / 1.5725;      // ln ln 4 - ln ln(4/3)
+      gumbel_mu = q[1] - 0.36651 * gumbel_b;  // the median is mu - b ln ln 2
+      judged_cells = static_cast<double>(logs.size());
+    }
+  }
+  const auto stands_out_in_job = [&](double x, bool jit) {
+    if (!(gumbel_b > 0)) return true;  // not measured, or most steps idle alike: the other tests decide
+    const double n = jit ? std::max(jit_cells, 1.0) : judged_cells;
+    return std::log(std::max(x, smallest)) >= gumbel_mu - gumbel_b * std::log(-std::log1p(-o.job_alpha / n));
+  };
   // The job's median iteration per step, for the time lost.
   std::vector<double> job_iter(S);
   for (std::size_t s = 0; s < S; ++s) {
@@ -447,6 +486,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
         // even where pipeline slack hid it from the job.
         if (!(job_iter[s] - job_pace >= std::max(0.1 * excess, 3 * job_noise)) && !(z_rel >= 2 * o.z)) continue;
       }
+      if (!from_idle && !stands_out_in_job(x[s], h.new_kernels(r, s) > 0)) continue;
       const auto& g = *gap_at[s];
       found f;
       f.gap = &g;
