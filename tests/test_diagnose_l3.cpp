@@ -287,6 +287,27 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   CHECK(diagnose::find_degraded(clean, topo, nullptr, o).kernels.empty());
   o.find_drifts = false;
   CHECK(diagnose::find_degraded(m, topo, nullptr, o).kernels.empty());
+  // A rank whose kernels began 8 % faster than its peers' and ramp up to theirs rises as much on
+  // its own chart, but ends no slower than its group: not degraded.
+  auto [caught_up, truth3] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  for (auto& w : caught_up.windows) {
+    const auto s = static_cast<std::size_t>(
+        std::lower_bound(caught_up.steps.begin(), caught_up.steps.end(), static_cast<std::int64_t>(w.window_id)) -
+        caught_up.steps.begin());
+    if (w.rank != 5) continue;
+    const double ramp = s < 8 ? 0.0 : static_cast<double>(s - 8) / static_cast<double>(caught_up.step_count() - 9);
+    const double f = 0.92 + 0.08 * ramp;
+    for (auto& k : w.kernels) {
+      if (caught_up.kernel_classes[k.key] == kernel_class::communication) continue;
+      k.total_ns *= f;
+      for (auto& c : k.clusters) {
+        for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
+        c.variance *= f * f;
+      }
+    }
+  }
+  o.find_drifts = true;
+  CHECK(diagnose::find_degraded(caught_up, topo, nullptr, o).kernels.empty());
 }
 
 TEST_CASE("the inter-worker Mahalanobis test flags a rank whose joint profile departs", "[diagnose][l3]") {

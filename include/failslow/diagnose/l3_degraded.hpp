@@ -661,8 +661,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         // values (variance ~ pi/2 sigma^2 / n), so the excess has sd sigma sqrt(l/(2-l) + pi/(2n)),
         // sigma the larger of the group's pooled sd and the rank's own.
         // Only a chart that alarmed, saw its statistic rise for trend_run steps and ends min_effect
-        // above the rank's level is a drift.
-        const bool drift = alarm && trend && excess >= o.kernels.min_effect;
+        // above both the rank's own level and its group's median (z is relative to the group: a
+        // rank that began 4 % faster than its peers and became like them is not degraded) is a drift.
+        const bool drift = alarm && trend && excess >= o.kernels.min_effect && z >= o.kernels.min_effect;
         // Student-t with the differences' degrees of freedom: sd is estimated from this series.
         pvals.push_back(drift ? stats::detail::student_t_upper_tail(excess / (sd * excess_sd), steps_apart.size() - 1)
                               : 1.0);
@@ -692,6 +693,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         d.z = c.excess / (c.sd * excess_sd);
         d.peers = drift_peers(rank, c.jj);
         const auto share = detail::kernel_share_of(m, win, rank, d.peers, d.key, d.first, d.last);
+        // Over its drift the kernel must also be slower than on its peers, where they are known.
+        if (share.baseline_ns > 0 && !(share.ratio > 1)) continue;
         d.observed_ns = share.observed_ns;
         d.baseline_ns = share.baseline_ns;
         d.ratio = share.ratio;
