@@ -141,6 +141,7 @@ struct series_analysis {
   double noise_ns = std::numeric_limits<double>::quiet_NaN();
   std::size_t baseline_first = 0, baseline_last = 0;  ///< the lowest baseline segment (series indices)
   std::size_t baseline_steps = 0;                     ///< steps in the baseline pool
+  std::size_t noise_df = 0;  ///< degrees of freedom of the noise scale (differences behind it - 1)
   std::vector<slow_window> windows;
 };
 
@@ -264,6 +265,7 @@ inline series_analysis analyze_series(const std::vector<double>& y, const l1_opt
   double s = std::max(scale, o.noise_floor);
   // The scale is estimated: with few differences behind it the threshold widens (Student t).
   const double zt = detail::t_threshold(o.z_threshold, static_cast<double>(scale_n) - 1);
+  out.noise_df = scale_n > 1 ? scale_n - 1 : 0;
   // The baseline pools, from the lowest-mean segment up, every segment whose mean is not
   // significantly above the pool's (PELT also splits noise: the lowest of several noisy levels
   // alone would bias b low and call the rest slow).

@@ -52,7 +52,8 @@
 //   changes cancel -- analysed as an L1 series (l1_windows.hpp: log space, pooled baseline,
 //   Student-t thresholds; single steps ignored, min_effect the sustained floor); its longest
 //   sustained window of at least min_steps steps is the claim, p-value of the window's mean
-//   shift against the baseline pool (one-sided normal), in the same BH as the group tests;
+//   shift against the baseline pool (one-sided Student t with the noise scale's degrees of
+//   freedom), in the same BH as the group tests;
 //   withheld when the rank's own communication grew by more than half its excess (it waits).
 //   Ranks with peers under a known layout (own_history_with_peers) get, in the work classes
 //   (compute, memory; not idle, whose per-step regime flips on a host-paced job are no change,
@@ -92,6 +93,7 @@
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/stats/descriptive.hpp"
+#include "failslow/stats/detail/student_t.hpp"
 
 namespace failslow::diagnose {
 
@@ -273,7 +275,8 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 // are no other ranks (present holds only `rank`) -- through L1's series analysis (l1_windows.hpp: log
 // space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
 // longest sustained window of at least min_steps steps is the claim, tested as a shift of its
-// mean against the baseline pool (one-sided normal p-value).
+// mean against the baseline pool (one-sided Student-t p-value, the degrees of freedom of the
+// series' noise scale).
 template <class = void>
 inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
                                    const l2_options& o, double floor) {
@@ -332,7 +335,11 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   st.z = best->z;
   const double t =
       best->z / std::sqrt(1 / static_cast<double>(best->steps.size()) + 1 / static_cast<double>(a.baseline_steps));
-  st.p_value = 0.5 * std::erfc(t / std::sqrt(2.0));
+  // Student t: the scale is estimated from the series' differences, as L1's thresholds say (a
+  // normal tail called 8 steps 5.2 scales up p = 1e-7 where t with 13 degrees of freedom gives
+  // 1e-4: on bimodal kernel noise that is a healthy rank's chance run).
+  st.p_value =
+      a.noise_df > 0 ? stats::detail::student_t_upper_tail(t, a.noise_df) : 0.5 * std::erfc(t / std::sqrt(2.0));
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
     const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
