@@ -30,7 +30,8 @@
 //   series e_t = (mean per launch) / (the group's median) - 1, an upper EWMA chart (lambda 0.2,
 //   L 3) from the rank's own level (the median of its first drift_warmup values) with the
 //   trend rule on the statistic (5 rises); a chart that alarmed, rose and ends min_effect above
-//   its level is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
+//   both its level and the group's median, on a kernel slower than on its peers over the
+//   drift, is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
 //   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
 //   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
 //   Outlier rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and
