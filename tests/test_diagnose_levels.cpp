@@ -137,6 +137,32 @@ TEST_CASE("L2: noise rotating between ranks and a job-wide change are no straggl
   }
 }
 
+TEST_CASE("L2: a rank slow only in its first steps is warming up; one slow from the start to the end is a straggler",
+          "[diagnose][l2]") {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> noise(0, 0.01);
+    const std::size_t G = 16, S = 30;
+    for (const bool to_the_end : {false, true}) {
+      auto m = empty_model(G, S);
+      for (std::size_t s = 0; s < S; ++s)
+        for (std::size_t r = 0; r < G; ++r) m.phase_ns(r, 0, s) = 40e6 * std::exp(noise(rng));
+      const std::size_t slow_steps = to_the_end ? S : 5;
+      for (std::size_t s = 0; s < slow_steps; ++s) m.phase_ns(3, 0, s) *= 1.3;
+      INFO("seed " << seed << (to_the_end ? ", rank 3 slow in every step" : ", rank 3 slow in its first 5 steps"));
+      const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+      if (to_the_end) {
+        REQUIRE(res.stragglers.size() == 1);
+        CHECK(res.stragglers[0].rank == 3);
+        continue;
+      }
+      CHECK(res.stragglers.empty());
+      CHECK(std::any_of(res.notes.begin(), res.notes.end(),
+                        [](const std::string& n) { return n.find("warm-up") != std::string::npos; }));
+    }
+  }
+}
+
 TEST_CASE("L2: a rank that also waits longer in collectives is not blamed", "[diagnose][l2]") {
   const std::size_t G = 8, S = 20;
   auto m = empty_model(G, S);

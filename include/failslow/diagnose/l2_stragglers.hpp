@@ -35,6 +35,8 @@
 //   Groups are split by options.roles when given (diagnose/roles.hpp: ranks that run other
 //   kernels, pipeline stages); without roles every rank is also judged against its own history
 //   (below), which a mix of work does not blur; with them, as under a known layout.
+//   Warm-up: a claim that starts at the rank's first step and is over min_steps or more steps
+//   before the rank's last is its start-up, withheld (a note says so).
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess
@@ -630,7 +632,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   };
 
   // Significant claims, grouped by rank; ranks withheld, for one note each.
-  std::vector<int> different_from_start, waiting_too, like_others, too_small_share;
+  std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up;
   // The iteration a claim's excess is weighed against: the median over its steps of the other
   // ranks' iteration times.
   auto claim_iteration = [&](int rank, std::size_t a, std::size_t b) {
@@ -708,6 +710,19 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         for (std::size_t s = 0; s < cand.first; ++s) before += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
         if (before < o.min_steps) {
           different_from_start.push_back(rank);
+          continue;
+        }
+      }
+      {
+        // Warm-up: a claim from the rank's first step that is over, the rank back with its peers
+        // for min_steps steps or more before the run ends, is its start-up (caches, allocator,
+        // a data loader's first batches), not a rank that became slow.
+        std::size_t before = 0, after = 0;
+        for (std::size_t s = 0; s < cand.first; ++s) before += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
+        for (std::size_t s = cand.last + 1; s < c.z[cand.member].size(); ++s)
+          after += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
+        if (before == 0 && after >= o.min_steps) {
+          warm_up.push_back(rank);
           continue;
         }
       }
@@ -826,7 +841,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
                         "before: not called stragglers");
   }
   // A rank reported as a straggler in one phase is not also listed as withheld in another.
-  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start})
+  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up})
     list->erase(std::remove_if(list->begin(), list->end(),
                                [&](int r) {
                                  return std::any_of(out.stragglers.begin(), out.stragglers.end(),
@@ -843,6 +858,11 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
                         ") are slower than in their own earlier steps but no slower than the other ranks: not "
                         "called stragglers");
+  }
+  if (!warm_up.empty()) {
+    const auto [n, t] = rank_list(warm_up);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") are slower than their peers only in their first steps (warm-up): not called stragglers");
   }
   if (!different_from_start.empty()) {
     const auto [n, t] = rank_list(different_from_start);
