@@ -40,7 +40,10 @@
 //   2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
 //   the other ranks of the group (leave one out; detect/mahalanobis.hpp: Ledoit-Wolf,
 //   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
-//   p = P(Binomial(n, max(peers' rate, 1 %)) >= k), k >= outlier_min_windows; BH over ranks.
+//   p = P(Binomial(n, max(peers' rate, pooled rate, 1 %)) >= k), k >= outlier_min_windows, the
+//   pooled rate the Jeffreys estimate (flags + 1/2) / (cells + 1) over the other ranks of every
+//   group of the same size and feature count in the job (with the covariance estimated from 7
+//   others the level is crossed in ~3 % of healthy windows, not 1 %); BH over ranks.
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
 //   collective key; the group's value at step t is its transfer time. From traces (L4's
 //   attribute_waits matched the collectives into instances, m.waits.transfers):
@@ -715,8 +718,14 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       std::vector<double> d;
       std::vector<std::vector<double>> dev;
       std::vector<std::size_t> flagged;
+      double group_rate = 0;                   // the rate of its group's other ranks
+      std::pair<std::size_t, std::size_t> nd;  // (group size, features): the null's shape
     };
     std::vector<candidate> cands;
+    // Flags and (rank, window) cells per group shape: groups of one size and feature count share
+    // the threshold's real false-alarm rate, which for 7 others and 3 features is ~3 % per
+    // window, not the 1 % the chi-square level assumes (the covariance is estimated).
+    std::map<std::pair<std::size_t, std::size_t>, std::pair<double, double>> shape_flags;
     std::vector<double> pvals;
     std::size_t small_groups = 0;
     if (scope && W >= o.outlier_min_windows)
@@ -817,23 +826,33 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           }
         }
         if (windows < o.outlier_min_windows) continue;
-        // Persistence against the peers' rate: P(Binomial(windows, p) >= k), p at least the
-        // nominal 1 % of the threshold.
         std::size_t total_flags = 0;
         for (const auto& c : gc) total_flags += c.flagged.size();
+        auto& shape = shape_flags[{N, d}];
+        shape.first += static_cast<double>(total_flags);
+        shape.second += static_cast<double>(windows * N);
         for (auto& c : gc) {
           ++out.tests;
           c.o.windows = windows;
           c.o.windows_flagged = c.flagged.size();
-          const double others =
-              static_cast<double>(total_flags - c.flagged.size()) / static_cast<double>(windows * (N - 1));
-          double p = 1;
-          if (c.flagged.size() >= o.outlier_min_windows)
-            p = detail::binomial_upper_tail(c.flagged.size(), windows, std::max(others, 0.01));
-          pvals.push_back(p);
+          c.group_rate = static_cast<double>(total_flags - c.flagged.size()) / static_cast<double>(windows * (N - 1));
+          c.nd = {N, d};
           cands.push_back(std::move(c));
         }
       }
+    // Persistence against the peers' rate: P(Binomial(windows, p) >= k), p the largest of its
+    // group's other ranks' rate, the Jeffreys estimate over every other rank of groups of its
+    // shape in the job, and the nominal 1 % of the threshold.
+    for (const auto& c : cands) {
+      double p = 1;
+      if (c.flagged.size() >= o.outlier_min_windows) {
+        const auto& [flags, cells] = shape_flags[c.nd];
+        const double k = static_cast<double>(c.flagged.size()), n = static_cast<double>(c.o.windows);
+        const double pooled = (flags - k + 0.5) / (cells - n + 1);
+        p = detail::binomial_upper_tail(c.flagged.size(), c.o.windows, std::max({c.group_rate, pooled, 0.01}));
+      }
+      pvals.push_back(p);
+    }
     if (small_groups > 0)
       out.notes.push_back("L3 inter-worker: " + std::to_string(small_groups) +
                           " group(s) of fewer than 8 comparable ranks, too few for the covariance of 3 features: "
