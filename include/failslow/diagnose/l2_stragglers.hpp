@@ -23,7 +23,9 @@
 //   is elevated with the peers' rate p_i = (elevated cells of the others + 1/2) / (their cells
 //   + 1) (the Jeffreys estimate: a rate of 0 in 90 cells is not known to be below 1 %), at
 //   least P(N(0,1) > z_threshold); p-value P(Binomial(n_i, p_i) >= k_i)
-//   (detail/binomial_tail.hpp). Noise that rotates between ranks (GC pauses) raises p_i and
+//   (detail/binomial_tail.hpp), p_i at least the same estimate over every other rank of the
+//   job's groups of its size in that phase (one group's few cells say little about a rare
+//   rate). Noise that rotates between ranks (GC pauses) raises p_i and
 //   gives each rank few elevated steps: no straggler.
 //   Persistence: the claim's steps are the run of elevated steps (gaps of at most max_gap
 //   steps) with the most elevated steps; it needs at least min_steps elevated steps and a
@@ -35,8 +37,8 @@
 //   Groups are split by options.roles when given (diagnose/roles.hpp: ranks that run other
 //   kernels, pipeline stages); without roles every rank is also judged against its own history
 //   (below), which a mix of work does not blur; with them, as under a known layout.
-//   Warm-up: a claim that starts at the rank's first step and is over min_steps or more steps
-//   before the rank's last is its start-up, withheld (a note says so).
+//   Warm-up: a claim that starts within the rank's first min_steps steps and is over
+//   min_steps or more steps before the rank's last is its start-up, withheld (a note says so).
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess
@@ -513,20 +515,39 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   };
   std::vector<candidate> cands;
   std::vector<double> pvals;
+  // Elevated and judged cells per member of each comparison, and per (phase, group size) over
+  // the job: groups of one size in one phase share the chance of an elevated step.
+  std::vector<std::vector<std::uint64_t>> k_of(comps.size()), n_of(comps.size());
+  std::map<std::pair<std::size_t, std::size_t>, std::pair<std::uint64_t, std::uint64_t>> shape_cells;
   for (std::size_t ci = 0; ci < comps.size(); ++ci) {
     const auto& c = comps[ci];
     const std::size_t G = c.members.size();
-    std::vector<std::uint64_t> k(G, 0), n(G, 0);
-    std::uint64_t K = 0, N = 0;
+    auto& k = k_of[ci];
+    auto& n = n_of[ci];
+    k.assign(G, 0);
+    n.assign(G, 0);
+    auto& shape = shape_cells[{c.phase, G}];
     for (std::size_t i = 0; i < G; ++i) {
       for (std::size_t s = 0; s < S; ++s)
         if (std::isfinite(c.z[i][s])) {
           ++n[i];
           k[i] += c.elevated[i][s] ? 1 : 0;
         }
+      shape.first += k[i];
+      shape.second += n[i];
+    }
+  }
+  for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+    const auto& c = comps[ci];
+    const std::size_t G = c.members.size();
+    const auto& k = k_of[ci];
+    const auto& n = n_of[ci];
+    std::uint64_t K = 0, N = 0;
+    for (std::size_t i = 0; i < G; ++i) {
       K += k[i];
       N += n[i];
     }
+    const auto [shape_k, shape_n] = shape_cells[{c.phase, G}];
     for (std::size_t i = 0; i < G; ++i) {
       ++out.tests;
       candidate cand{ci, i, 0, 0, 0, 1.0};
@@ -562,9 +583,15 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         // and none elevated the rate is not known to be below about 1 %, and a heavy-tailed
         // step time (bimodal kernels) elevates about that often; the raw 0 (then the normal
         // tail's 2e-4) made 3 chance steps of a healthy rank "significant".
+        // The same over every other rank of the job's groups of this size in this phase: with 3
+        // peers x 16 steps one group's 0 elevated cells put the rate at 1 %, and 4 chance steps
+        // of 16 on bimodal kernel noise were a straggler at p 2e-5.
         const double rate =
             N > n[i] ? (static_cast<double>(K - k[i]) + 0.5) / (static_cast<double>(N - n[i]) + 1.0) : 0.0;
-        cand.p = detail::binomial_upper_tail(k[i], n[i], std::max(rate, p_floor));
+        const double pooled =
+            shape_n > n[i] ? (static_cast<double>(shape_k - k[i]) + 0.5) / (static_cast<double>(shape_n - n[i]) + 1.0)
+                           : 0.0;
+        cand.p = detail::binomial_upper_tail(k[i], n[i], std::max({rate, pooled, p_floor}));
       }
       pvals.push_back(cand.p);
       cands.push_back(cand);
@@ -714,14 +741,14 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         }
       }
       {
-        // Warm-up: a claim from the rank's first step that is over, the rank back with its peers
-        // for min_steps steps or more before the run ends, is its start-up (caches, allocator,
-        // a data loader's first batches), not a rank that became slow.
+        // Warm-up: a claim from the rank's first min_steps steps that is over, the rank back
+        // with its peers for min_steps steps or more before the run ends, is its start-up
+        // (caches, allocator, a data loader's first batches), not a rank that became slow.
         std::size_t before = 0, after = 0;
         for (std::size_t s = 0; s < cand.first; ++s) before += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
         for (std::size_t s = cand.last + 1; s < c.z[cand.member].size(); ++s)
           after += std::isfinite(c.z[cand.member][s]) ? 1 : 0;
-        if (before == 0 && after >= o.min_steps) {
+        if (before < o.min_steps && after >= o.min_steps) {
           warm_up.push_back(rank);
           continue;
         }
