@@ -339,6 +339,29 @@ TEST_CASE("the inter-worker test judges groups of 8 at their threshold's real fa
   CHECK(score.counts.recall() == 1.0);
 }
 
+TEST_CASE("links: a collective the traces matched to other groups is not judged through a dimension's groups",
+          "[diagnose][l3]") {
+  // tp 2 x pp 2 x dp 4 x ep 2: the expert all-to-alls are point-to-point kernels, so the ep groups
+  // have no collective of their own; from summaries every collective is seen through them, and
+  // the tp all-reduce's waits made ep:0 a 1.27x "link" (a randomised job: calibrated, noise
+  // 0.5, 40 steps, 4 micro-batches of 1 layer, GC pauses from step 20). The traces matched the
+  // all-reduce into tp instances: it is tp's, and ep links are not judged on it.
+  auto cfg = failslow_test::calibrated_config("tp=2,pp=2,dp=4,ep=2", 73383, 40);
+  cfg.noise = 0.5;
+  cfg.layers_per_stage = 1;
+  sim::scenario_options so;
+  so.onset = 20;
+  so.severity = 0.5;
+  auto tj = failslow_test::simulate_traces(cfg, sim::scenario::gc_pauses, so);
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto m = diagnose::build_job_model(tj.set, mo);
+  diagnose::attribute_waits(m, tj.set, tj.job.topo);
+  const auto res = diagnose::find_degraded(m, tj.job.topo, nullptr);
+  for (const auto& l : res.links) INFO("link " << l.group << " " << l.ratio);
+  CHECK(res.links.empty());
+}
+
 TEST_CASE("the inter-worker Mahalanobis test flags a rank whose joint profile departs", "[diagnose][l3]") {
   // 16 data-parallel ranks: rank 3 from step index 8 on spends 4 % of its step idle and 2 % less
   // in compute -- each alone small, together far from its peers' joint profile.

@@ -92,6 +92,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -907,6 +908,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       series[std::get<2>(gks)] = stats::median(v);
     }
   }
+  std::set<std::uint32_t> keys_in_instances;  // collective keys the traces matched into instances
+  for (const auto& gk : instance_transfer) keys_in_instances.insert(gk.first.second);
   // The group's series of `key` from its instances, or null where none was recorded.
   auto instance_series = [&](parallel_dim dim, int index, std::size_t key) -> const std::vector<double>* {
     auto ranks = topo.group_members(dim, index);
@@ -976,6 +979,10 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         for (std::size_t jj = 0; jj < keys.size(); ++jj) {
           const auto* series = from_instances ? instance_series(d, order[gi], keys[jj]) : nullptr;
           if (from_instances && !series) continue;
+          // A collective the traces matched into instances of other groups (a tp all-reduce,
+          // where the dimension's own exchanges are point-to-point: expert all-to-alls) is
+          // theirs: seen through this dimension's groups it would only carry their waits.
+          if (!from_instances && keys_in_instances.count(static_cast<std::uint32_t>(keys[jj]))) continue;
           for (std::size_t s = 0; s < S; ++s) {
             const double t = series ? (*series)[s] : transfer(d, first_rank, keys[jj], s);
             if (std::isfinite(t)) {
