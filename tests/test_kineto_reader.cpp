@@ -493,6 +493,198 @@ TEST_CASE("gzip files: read by magic bytes, a truncated gzip stream is an error"
   CHECK_THROWS_AS(io::read_kineto_file((dir / "no_such_file.json").string(), names), invalid_argument);
 }
 
+// ---- the interleaved read (each chunk parsed as the scan finds it) and its fast paths ----------
+
+namespace {
+
+std::string op_event(const std::string& name) {
+  return R"({"ph": "X", "cat": "cpu_op", "name": ")" + name + R"(", "tid": 1, "ts": 1, "dur": 1})";
+}
+
+// The parse_error a read throws (its offset), or FAIL.
+std::uint64_t error_offset(io::kineto_reader& reader, const std::string& doc, name_table& names,
+                           std::size_t chunk_bytes = std::size_t{1} << 20) {
+  io::kineto_read_options o;
+  o.chunk_bytes = chunk_bytes;
+  try {
+    reader.read_buffer(doc, names, o);
+  } catch (const parse_error& e) {
+    return e.where().offset;
+  }
+  FAIL("no parse_error for " << doc);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("chunks parsed during the scan: the scan's and the top-level blocks' errors still come first") {
+  io::kineto_reader reader;
+  const std::string bad = R"({"ph": "X", "ts": tru})", good = op_event("fixed");
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 20}) {
+    CAPTURE(chunk);
+    // An error in the third event: reported there; the names of the events before it reached
+    // the table (as when each chunk was parsed after the scan), the later ones not.
+    {
+      name_table names;
+      const std::string doc = wrap(op_event("a1") + "," + op_event("a2") + "," + bad + "," + op_event("a3"));
+      CHECK(error_offset(reader, doc, names, chunk) == doc.find("tru"));
+      CHECK(names.find("a1"));
+      CHECK(names.find("a2"));
+      CHECK_FALSE(names.find("a3"));
+    }
+    // The same document cut short: the scan's error (at the end) wins, and no name reached the
+    // table, as the events are parsed only once the scan has passed.
+    {
+      name_table names;
+      std::string doc = wrap(op_event("b1") + "," + bad + "," + op_event("b2"));
+      doc.resize(doc.size() - 2);
+      std::string fixed = wrap(op_event("b1") + "," + good + "," + op_event("b2"));
+      fixed.resize(fixed.size() - 2);
+      const auto at = error_offset(reader, doc, names, chunk);
+      CHECK(at == error_offset(reader, fixed, names, chunk) + doc.size() - fixed.size());
+      CHECK(at == doc.size());
+      CHECK_FALSE(names.find("b1"));
+    }
+    // A malformed block after traceEvents: its error wins over the event's.
+    {
+      name_table names;
+      const std::string tail = R"(, "distributedInfo": {"rank": "zero"}})";
+      const std::string doc = R"({"traceEvents": [)" + op_event("c1") + "," + bad + "]" + tail;
+      const std::string fixed = R"({"traceEvents": [)" + op_event("c1") + "," + good + "]" + tail;
+      CHECK(error_offset(reader, doc, names, chunk) ==
+            error_offset(reader, fixed, names, chunk) + bad.size() - good.size());
+      CHECK_FALSE(names.find("c1"));
+    }
+  }
+}
+
+TEST_CASE("a second traceEvents array: its events come first, as the top-level blocks are read first") {
+  const std::string doc = R"({"traceEvents": [)" + op_event("x1") + "," + op_event("x2") +
+                          R"(], "other": 1, "traceEvents": [)" + op_event("y1") + "]}";
+  io::kineto_reader reader;
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{1} << 20}) {
+    name_table names;
+    io::kineto_read_options o;
+    o.chunk_bytes = chunk;
+    const auto t = reader.read_buffer(doc, names, o);
+    REQUIRE(t.events.size() == 3);
+    CHECK(names.name(t.events[0].name) == "y1");
+    CHECK(names.name(t.events[1].name) == "x1");
+    CHECK(names.name(t.events[2].name) == "x2");
+    CHECK(t.events[0].name == 0);  // interned first
+    CHECK(t.stats.events_seen == 3);
+  }
+}
+
+TEST_CASE("bytes that are not UTF-8 and control characters in strings are reported where they are") {
+  // simdjson's stage 1 finds them without a position; the reader points at the byte, whatever
+  // the chunk holding it and whatever the reader read before (its buffers are reused).
+  io::kineto_reader reader;
+  name_table names;
+  std::string events;
+  for (int i = 0; i < 30; ++i) events += (i ? "," : "") + op_event("n" + std::to_string(i));
+  const std::string big = wrap(events + "," + op_event(std::string(5000, 'x')));
+  for (const char* bad : {"\xff", "\xc3(", "\xed\xa0\x80", "\x01", "\x1f"}) {
+    for (int where = 0; where < 3; ++where) {
+      std::string doc;
+      if (where == 0) {  // in an event in the middle
+        doc = wrap(events);
+        doc.insert(doc.find("n17") + 2, bad);
+      } else if (where == 1) {  // in the top-level blocks, after traceEvents
+        doc = wrap(events);
+        doc.insert(doc.size() - 1, std::string(R"(, "traceName": "a)") + bad + "\"");
+      } else {  // a bare array, in the last event
+        doc = "[" + events + "]";
+        doc.insert(doc.find("n29") + 2, bad);
+      }
+      const auto expected = doc.find(bad);
+      for (std::size_t chunk : {std::size_t{1}, std::size_t{64}, std::size_t{300}, std::size_t{1} << 20}) {
+        CAPTURE(where, chunk, static_cast<int>(static_cast<unsigned char>(bad[0])));
+        reader.read_buffer(big, names);  // a larger buffer first
+        CHECK(error_offset(reader, doc, names, chunk) == expected);
+        name_table fresh;
+        io::kineto_reader new_reader;
+        CHECK(error_offset(new_reader, doc, fresh, chunk) == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("keys are read as written: white space around the colon, escapes, empty keys") {
+  name_table names;
+  const std::string ev =
+      "{\"ph\" : \"X\", \"cat\"\n :\t \"kernel\", \"na\\\"me\": 5, \"\": [1], \"name\":\"k\", "
+      "\"pid\" :0, \"tid\"\r\n:\r\n7, \"ts\": 12, \"dur\": 3, \"args\": {\"device\" : 1, "
+      "\"str\\\"eam\": 9, \"stream\" : 4, \"\": {}}}";
+  const auto t = read_kineto_buffer(wrap(ev), names);
+  REQUIRE(t.events.size() == 1);
+  CHECK(names.name(t.events[0].name) == "k");
+  CHECK(t.events[0].device == 1);
+  CHECK(t.events[0].stream == 4);
+  CHECK(t.events[0].start_ns == 12000);
+}
+
+TEST_CASE("the launch and NCCL fields of one event do not carry over to the next") {
+  name_table names;
+  const std::string head = R"({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0, "tid": 7, )";
+  const std::string full = head + R"("ts": 1, "dur": 1, "args": {"grid": [1, 2, 3], "block": [4, 5, 6], )"
+                                  R"("Collective name": "allreduce", "In msg nelems": 5, "dtype": "Float"}})";
+  const std::string grid_only = head + R"("ts": 2, "dur": 1, "args": {"grid": [1, 2, 3], "dtype": "Half"}})";
+  const std::string none = head + R"("ts": 3, "dur": 1})";
+  const auto t = read_kineto_buffer(wrap(full + "," + grid_only + "," + none + "," + full), names);
+  REQUIRE(t.events.size() == 4);
+  CHECK(t.launches.size() == 2);  // the events with grid and block
+  CHECK(t.stats.bad_args == 1);   // grid without block
+  REQUIRE(t.collectives.size() == 3);
+  CHECK(t.collectives[0].collective != io::collective_args::no_name);
+  CHECK(t.collectives[1].collective == io::collective_args::no_name);  // only dtype
+  CHECK(t.collectives[1].in_nelems == -1);
+  CHECK(names.name(t.collectives[1].dtype) == "Half");
+  CHECK(t.collectives[2].event == 3);
+}
+
+TEST_CASE("number tokens validated without conversion: the grammar of parse_scaled") {
+  std::mt19937_64 rng(23);
+  const char alphabet[] = "0123456789-+.eE \n";
+  int valid = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::string tok(1, "-0123456789"[rng() % 11]);
+    const std::size_t n = rng() % 12;
+    for (std::size_t k = 0; k < n; ++k) tok += alphabet[rng() % (sizeof alphabet - 1)];
+    const bool ok = io::detail::is_json_number(tok);
+    valid += ok;
+    INFO(tok);
+    CHECK(ok == (io::detail::parse_scaled(tok, 0).status != io::detail::number_status::malformed));
+  }
+  CHECK(valid > 1000);
+  CHECK(io::detail::is_json_number("12345678901234567890123 "));  // out of range, but a number
+  CHECK_FALSE(io::detail::is_json_number("-"));
+  CHECK_FALSE(io::detail::is_json_number("01"));
+}
+
+TEST_CASE("the per-read name cache: every name found again, none confused") {
+  io::detail::name_id_cache cache;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20000; ++i) {
+    // Same length, same first and last 16 bytes: only the middle differs.
+    std::string s = "void at::native::kernel<" + std::to_string(100000 + i) + ">(float const*, float*) [clone]";
+    keys.push_back(std::move(s));
+  }
+  for (int i = 1; i < 300; ++i) keys.push_back(std::string(static_cast<std::size_t>(i), 'a'));
+  keys.push_back("");
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto h = io::detail::name_id_cache::hash_of(keys[i]);
+    CHECK(cache.find(keys[i], h) == nullptr);
+    cache.insert(keys[i], h, static_cast<name_id>(i));
+  }
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const name_id* id = cache.find(keys[i], io::detail::name_id_cache::hash_of(keys[i]));
+    REQUIRE(id != nullptr);
+    CHECK(*id == i);
+  }
+  CHECK(cache.find("absent", io::detail::name_id_cache::hash_of("absent")) == nullptr);
+}
+
 #else
 
 TEST_CASE("without simdjson the reader says it is unavailable") {

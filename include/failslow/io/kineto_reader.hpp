@@ -55,16 +55,19 @@
 //   the CPU has them, picked at run time, else what the build targets: strings and bracket
 //   depth only) finds traceEvents and
 //   cuts it into chunks of whole events (chunk_bytes, 1 MiB); each chunk is parsed by one
-//   reused simdjson parser, so memory is the file (read into memory, on Linux into huge
-//   pages; or gunzipped) + O(chunk) + 40 bytes per stored event (the vector keeps at most 25 %
-//   spare capacity) + the side tables, whatever the file size. A kineto_reader keeps its
-//   parser between files: use one per thread.
+//   reused simdjson parser as soon as the scan has found it (its bytes still in cache; errors,
+//   event order and name ids as if the whole scan came first), so memory is the file (read
+//   into memory, on Linux into huge pages; or gunzipped) + O(chunk) + 40 bytes per stored
+//   event (the vector keeps at most 25 % spare capacity) + the side tables, whatever the file
+//   size. A kineto_reader keeps its parser between files: use one per thread.
 // Errors (documented, tested):
 //   parse_error   malformed JSON: truncated file, unbalanced brackets, bad literals (NaN),
 //                 malformed numbers, trailing content, nesting deeper than max_depth, a root
 //                 that is not an object or array, traceEvents not an array, top-level blocks
 //                 (distributedInfo, deviceProperties, baseTimeNanoseconds) of the wrong type.
-//                 where() has the byte offset (and line/column) and expected() what was due.
+//                 where() has the byte offset (and line/column) and expected() what was due;
+//                 bytes that are not UTF-8 and control characters inside strings (found by
+//                 simdjson's stage 1 without a position) are located by the reader.
 //   counted, not thrown (read_stats): events of unknown kinds, and malformed events: missing
 //                 ph/name/ts/dur (missing_field), a field of the wrong JSON type (bad_type),
 //                 dur < 0 (negative_duration), numbers past int64 ns or ids that do not fit
@@ -77,6 +80,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <string>
@@ -145,8 +149,12 @@ class kineto_reader {
   /// Reads JSON text from memory (not copied as a whole: chunks of events are).
   trace_data read_buffer(std::string_view json, name_table& names, const kineto_read_options& options = {},
                          std::string source = "<buffer>") {
-    run r(*this, json, std::move(source), names, options);
-    return r.parse();
+    {
+      run r(*this, json, source, names, options);
+      if (auto t = r.parse_interleaved()) return std::move(*t);
+    }
+    run r(*this, json, std::move(source), names, options);  // a second traceEvents array: in order
+    return r.parse_in_order();
   }
 
  private:
@@ -166,35 +174,100 @@ class kineto_reader {
           build_(in_, names, options.classifier ? *options.classifier : default_classifier(),
                  options.unit == timestamp_unit::microseconds, options.apply_base_time) {}
 
-    trace_data parse() {
+    // The order of work that decides what a read gives (events, name ids, errors): the
+    // structural scan of the whole document; then the top-level blocks (the document with the
+    // contents of traceEvents cut out: the "skeleton"), whose errors come first; then the events
+    // chunk by chunk; names reach the shared table in the order the events meet them.
+    // parse_in_order does exactly that. parse_interleaved gives the same result faster: each
+    // chunk is parsed as soon as the scan has found it (its bytes still in cache, not read
+    // again from memory), and what must come first is restored afterwards: the first error of
+    // a chunk is held until the scan and the skeleton have passed (their errors win), the
+    // builder interns names locally and hands them to the shared table only when the old order
+    // would have (kineto_builder::commit_names). A second traceEvents array in the skeleton
+    // puts events before the first array's: then it returns nothing and the caller reads in
+    // order.
+    std::optional<trace_data> parse_interleaved() {
+      detail::events_scanner scanner(in_.begin(), in_.size(), options_.chunk_bytes, options_.max_depth, in_.source());
+      scanner.on_chunk(&run::chunk_found, this);
+      const auto layout = scanner.scan();
+      if (layout.more_trace_events) return std::nullopt;
+      if (!layout.root_is_array) load_and_parse_skeleton(layout);
+      if (error_) {
+        build_.commit_names();
+        std::rethrow_exception(error_);
+      }
+      return build_.finish();
+    }
+
+    trace_data parse_in_order() {
       const auto layout =
           detail::events_scanner(in_.begin(), in_.size(), options_.chunk_bytes, options_.max_depth, in_.source())
               .scan();
-      trace_data& out = build_.out();
-      if (!layout.root_is_array) {
-        // The document without the contents of traceEvents: the top-level blocks.
-        std::size_t gap_at = 0, gap = 0;
-        if (layout.found) {
-          gap_at = layout.open + 1;
-          gap = layout.close - layout.open - 1;
-        }
-        const std::size_t size = in_.size();
-        in_.load(std::string_view(in_.begin(), gap_at == 0 ? size : gap_at),
-                 std::string_view(in_.begin() + gap_at + gap, gap_at == 0 ? 0 : size - gap_at - gap));
-        in_.enter_skeleton(gap_at, gap);
-        parse_skeleton();
-      }
-      out.events.reserve(layout.count);
-      detail::advise_huge_pages(out.events.data(), out.events.capacity() * sizeof(event));
-      for (const auto& [b, e] : layout.chunks) {
-        in_.enter_chunk(b);
-        in_.load("[", std::string_view(in_.begin() + b, e - b), "]");
-        parse_chunk();
+      try {
+        if (!layout.root_is_array) load_and_parse_skeleton(layout);
+        trace_data& out = build_.out();
+        out.events.reserve(layout.count);
+        detail::advise_huge_pages(out.events.data(), out.events.capacity() * sizeof(event));
+        for (const auto& [b, e] : layout.chunks) parse_chunk_at(b, e);
+      } catch (...) {
+        build_.commit_names();
+        throw;
       }
       return build_.finish();
     }
 
    private:
+    // The scanner found events [b, e): parse them now, unless a chunk before failed (then the
+    // scan only goes on, for its own errors). Errors are held (see parse_interleaved).
+    static void chunk_found(void* self, std::size_t b, std::size_t e) {
+      auto& r = *static_cast<run*>(self);
+      if (r.error_) return;
+      try {
+        r.reserve_events(b, e);
+        r.parse_chunk_at(b, e);
+      } catch (...) {
+        r.error_ = std::current_exception();
+      }
+      ++r.chunks_;
+    }
+
+    // The event vector's capacity, from the events stored per byte so far (the count of
+    // entries is not known before the scan ends): enough for the rest of the document, so that
+    // it is allocated about once and finish() need not trim it.
+    void reserve_events(std::size_t b, std::size_t e) {
+      auto& ev = build_.out().events;
+      if (chunks_ == 0) {
+        first_chunk_ = b;
+        return;
+      }
+      const double per_byte = static_cast<double>(ev.size()) / static_cast<double>(b - first_chunk_);
+      const auto need = ev.size() + static_cast<std::size_t>(per_byte * 1.25 * static_cast<double>(e - b)) + 16;
+      if (ev.capacity() >= need) return;
+      const auto rest = static_cast<std::size_t>(per_byte * 1.05 * static_cast<double>(in_.size() - b)) + 16;
+      ev.reserve(ev.size() + (rest > need - ev.size() ? rest : need - ev.size()));
+      detail::advise_huge_pages(ev.data(), ev.capacity() * sizeof(event));
+    }
+
+    void load_and_parse_skeleton(const detail::events_layout& layout) {
+      // The document without the contents of traceEvents: the top-level blocks.
+      std::size_t gap_at = 0, gap = 0;
+      if (layout.found) {
+        gap_at = layout.open + 1;
+        gap = layout.close - layout.open - 1;
+      }
+      const std::size_t size = in_.size();
+      in_.load(std::string_view(in_.begin(), gap_at == 0 ? size : gap_at),
+               std::string_view(in_.begin() + gap_at + gap, gap_at == 0 ? 0 : size - gap_at - gap));
+      in_.enter_skeleton(gap_at, gap);
+      parse_skeleton();
+    }
+
+    void parse_chunk_at(std::size_t b, std::size_t e) {
+      in_.enter_chunk(b);
+      in_.load("[", std::string_view(in_.begin() + b, e - b), "]");
+      parse_chunk();
+    }
+
     static const kernel_classifier& default_classifier() {
       static const kernel_classifier c = kernel_classifier::defaults();
       return c;
@@ -271,9 +344,9 @@ class kineto_reader {
           build_.malformed(&read_stats::bad_type, "a trace event to be an object");
           continue;
         }
-        detail::kineto_raw_event ev;
-        fields_.read(obj, doc, ev);
-        build_.add(ev);
+        ev_.clear();
+        fields_.read(obj, doc, ev_);
+        build_.add(ev_);
       }
     }
 
@@ -281,6 +354,9 @@ class kineto_reader {
     detail::kineto_input in_;
     detail::kineto_event_fields fields_;
     detail::kineto_builder build_;
+    detail::kineto_raw_event ev_;               // the event being read (cleared for each)
+    std::size_t chunks_ = 0, first_chunk_ = 0;  // chunks found so far; where the first begins
+    std::exception_ptr error_;                  // the first chunk error, held
   };
 };
 

@@ -6,7 +6,7 @@
 // microseconds is 1712195495519695800 nanoseconds exactly, where a double would be off by 0.2 us.
 // Status: ok; not_number (the token is a string, literal, object or array: a type error);
 // malformed (starts like a number but is not one, or is not a JSON token at all);
-// out_of_range (the result does not fit int64).
+// out_of_range (the result does not fit int64). is_json_number(token) checks the grammar only.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +52,40 @@ inline bool eight_digits(const char* p, std::uint64_t& value) noexcept {
   value = v;
   return true;
 #endif
+}
+
+/// Whether `tok` is a JSON number (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) followed by
+/// white space only: exactly when parse_scaled(tok, k) is not malformed for a token that starts
+/// with '-' or a digit (it checks the same grammar first); the grammar alone, for tokens that
+/// are validated but not converted.
+inline bool is_json_number(std::string_view tok) noexcept {
+  const std::size_t n = tok.size();
+  std::size_t i = 0;
+  if (i < n && tok[i] == '-') ++i;
+  if (i >= n) return false;
+  if (tok[i] == '0') {
+    ++i;
+  } else if (is_digit(tok[i])) {
+    while (++i < n && is_digit(tok[i])) {
+    }
+  } else {
+    return false;
+  }
+  if (i < n && tok[i] == '.') {
+    const std::size_t b = ++i;
+    while (i < n && is_digit(tok[i])) ++i;
+    if (i == b) return false;
+  }
+  if (i < n && (tok[i] == 'e' || tok[i] == 'E')) {
+    ++i;
+    if (i < n && (tok[i] == '+' || tok[i] == '-')) ++i;
+    const std::size_t b = i;
+    while (i < n && is_digit(tok[i])) ++i;
+    if (i == b) return false;
+  }
+  for (; i < n; ++i)
+    if (!is_json_space(tok[i])) return false;
+  return true;
 }
 
 /// Classifies a token that is not a number: a string, literal or container is a type error,

@@ -10,12 +10,16 @@
 //                   kind from the category (kernels through the classifier, events without
 //                   "cat" by host_kind_by_name), names interned; grid/block to launches, NCCL
 //                   args to collectives (rank lists interned once per distinct list)
-//     b.finish()    adds baseTimeNanoseconds (apply_base_time), sets every event's rank from
+//     b.commit_names()  interns the names met so far into the shared table, in the order met
+//                   (until then the builder's ids are its own: the reader decides when names
+//                   reach the table, as if each had been interned when met)
+//     b.finish()    commits the names and maps the events and collectives to the shared ids,
+//                   adds baseTimeNanoseconds (apply_base_time), sets every event's rank from
 //                   distributedInfo, trims the event vector to at most 25 % spare capacity
 //     b.out()       the trace being built (the top-level blocks are set there by the reader)
 //   Built only with simdjson (FAILSLOW_HAS_SIMDJSON); parse_rank_list_text always.
 // Complexity: add O(fields) with one classifier call and one name-table lookup per distinct
-//   name; finish O(events).
+//   name (name_id_cache: one hash and usually one compare per name met); finish O(events).
 // Errors: malformed events are counted in read_stats (parse_error in strict mode); tokens the
 //   event did not use are still checked as JSON (parse_error); domain_error for more than 2^32 - 1
 //   events or baseTimeNanoseconds + ts past int64 ns.
@@ -23,6 +27,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <deque>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -83,6 +89,103 @@ inline bool parse_rank_list_text(std::string_view s, std::vector<std::int32_t>& 
   }
 }
 
+/// A small open-addressing map from names (views of text that outlives the cache: the
+/// builder's copies) to ids, the per-read table in front of the shared name_table. One hash of
+/// the text (16 bytes per step), then usually one slot and one compare; at most half the slots
+/// are used.
+class name_id_cache {
+ public:
+  /// The id stored for `s`, or nullptr; `hash` = hash_of(s).
+  const name_id* find(std::string_view s, std::uint64_t hash) const noexcept {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const slot& e = slots_[i];
+      if (e.data == nullptr) return nullptr;
+      if (e.hash == hash && e.size == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return &e.id;
+    }
+  }
+  /// Stores `s` (not present; it must outlive the cache) with `id`.
+  void insert(std::string_view s, std::uint64_t hash, name_id id) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    std::size_t i = hash & mask_;
+    while (slots_[i].data != nullptr) i = (i + 1) & mask_;
+    slots_[i] = slot{hash, s.empty() ? empty_text() : s.data(), s.size(), id};
+    ++used_;
+  }
+
+  static std::uint64_t hash_of(std::string_view s) noexcept {
+    const char* p = s.data();
+    std::size_t n = s.size();
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xA0761D6478BD642Full);
+    if (n >= 16) {
+      while (n > 16) {
+        h = mix(load8(p) ^ 0xE7037ED1A0B428DBull, load8(p + 8) ^ h);
+        p += 16;
+        n -= 16;
+      }
+      return mix(load8(p + n - 16) ^ 0x8EBC6AF09C88C6E3ull, load8(p + n - 8) ^ h);
+    }
+    std::uint64_t a = 0, b = 0;
+    if (n >= 8) {
+      a = load8(p);
+      b = load8(p + n - 8);
+    } else if (n >= 4) {
+      a = load4(p);
+      b = load4(p + n - 4);
+    } else if (n > 0) {
+      a = static_cast<std::uint64_t>(static_cast<unsigned char>(p[0])) << 16 |
+          static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8 | static_cast<unsigned char>(p[n - 1]);
+    }
+    return mix(a ^ 0x8EBC6AF09C88C6E3ull, b ^ h);
+  }
+
+ private:
+  struct slot {
+    std::uint64_t hash = 0;
+    const char* data = nullptr;  // nullptr: a free slot
+    std::size_t size = 0;
+    name_id id = 0;
+  };
+
+  static const char* empty_text() noexcept { return ""; }
+  static std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static std::uint64_t load4(const char* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  // 64 x 64 -> 128-bit product, folded (both halves depend on every input bit).
+  static std::uint64_t mix(std::uint64_t a, std::uint64_t b) noexcept {
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 u128;  // GCC and Clang (pedantic-clean)
+    const u128 r = static_cast<u128>(a) * b;
+    return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+#else
+    const std::uint64_t lo = a * b, x = (a >> 32) * (b & 0xFFFFFFFFull) + (b >> 32) * (a & 0xFFFFFFFFull);
+    return lo ^ (x * 0x9E3779B97F4A7C15ull) ^ ((a >> 32) * (b >> 32));
+#endif
+  }
+
+  void grow() {
+    std::vector<slot> old(slots_.size() < 64 ? 128 : 2 * slots_.size());
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const slot& e : old) {
+      if (e.data == nullptr) continue;
+      std::size_t i = e.hash & mask_;
+      while (slots_[i].data != nullptr) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0, used_ = 0;
+};
+
 #if defined(FAILSLOW_HAS_SIMDJSON)
 
 /// Builds a trace_data from raw events (see the synopsis above).
@@ -123,8 +226,17 @@ class kineto_builder {
     ++(out_.stats.*counter);
   }
 
+  /// Interns the names met so far into the shared table (in the order they were met), as far
+  /// as not done yet: the reader calls it where its names would have reached the table had
+  /// each been interned when met (at the end, or before an error of the events propagates).
+  void commit_names() {
+    for (std::size_t i = shared_ids_.size(); i < local_names_.size(); ++i)
+      shared_ids_.push_back(names_.intern(local_names_[i]));
+  }
+
   /// Base time, ranks and the final size of the event vector; then the trace is complete.
   trace_data finish() {
+    commit_names();
     if (apply_base_time_ && out_.base_time_ns != 0) {
       const std::int64_t base = out_.base_time_ns;
       for (auto& e : out_.events) {
@@ -140,7 +252,14 @@ class kineto_builder {
       out_.base_time_ns = 0;
     }
     const std::int32_t rank = out_.stated_rank();
-    for (auto& e : out_.events) e.rank = rank;
+    const name_id* shared = shared_ids_.data();
+    for (auto& e : out_.events) {
+      e.rank = rank;
+      e.name = shared[e.name];
+    }
+    for (auto& c : out_.collectives)
+      for (name_id* id : {&c.collective, &c.pg_name, &c.pg_desc, &c.dtype})
+        if (*id != collective_args::no_name) *id = shared[*id];
     // The reservation counted every traceEvents entry; keep at most 25 % slack.
     auto& ev = out_.events;
     if (ev.capacity() > ev.size() + ev.size() / 4) {
@@ -198,7 +317,10 @@ class kineto_builder {
     const bool by_name = ev.cat.empty() && !ev.cat_not_string;
     if (by_name && ev.name_type_error) return malformed(&read_stats::bad_type, "a string event name");
     if (by_name && !ev.has_name) return malformed(&read_stats::missing_field, "a name in an event without \"cat\"");
-    const kineto_category c = by_name ? category_by_name(ev.name) : categorize_kineto(ev.cat);
+    // The name's id, once: events without "cat" intern it here (also when they are dropped
+    // below), the others where they are stored.
+    name_id nid = 0;
+    const kineto_category c = by_name ? category_by_name(ev.name, nid) : categorize_kineto(ev.cat);
     if (c == kineto_category::unknown) {
       ++st.unknown_category;
       auto it = st.unknown_categories.find(ev.cat);
@@ -265,7 +387,8 @@ class kineto_builder {
     }
     switch (c) {
       case kineto_category::kernel:
-        e.kind = kernel_kind(ev.name);
+        nid = intern(ev.name);
+        e.kind = kernel_kind(ev.name, nid);
         break;
       case kineto_category::memcpy:
         e.kind = event_kind::memcpy;
@@ -286,7 +409,7 @@ class kineto_builder {
       case kineto_category::unknown:
         break;
     }
-    e.name = intern(ev.name);
+    e.name = by_name || c == kineto_category::kernel ? nid : intern(ev.name);
     const auto index = static_cast<std::uint32_t>(out_.events.size());
     if (out_.events.size() >= std::numeric_limits<std::uint32_t>::max())
       throw domain_error(out_.source + ": more than 2^32 - 1 events in one trace");
@@ -351,8 +474,8 @@ class kineto_builder {
   }
 
   // Kind of an event without a category, once per distinct name (host_kind_by_name).
-  kineto_category category_by_name(std::string_view name) {
-    const name_id id = intern(name);
+  kineto_category category_by_name(std::string_view name, name_id& id) {
+    id = intern(name);
     if (id >= by_name_cache_.size()) by_name_cache_.resize(static_cast<std::size_t>(id) + 1, 0xFF);
     if (by_name_cache_[id] == 0xFF)
       by_name_cache_[id] = static_cast<std::uint8_t>(host_kind_by_name(name, classifier_) == event_kind::cpu_op
@@ -362,20 +485,21 @@ class kineto_builder {
   }
 
   // The classifier's answer per distinct name (rules are tried once per name, not per event).
-  event_kind kernel_kind(std::string_view name) {
-    const name_id id = intern(name);
+  event_kind kernel_kind(std::string_view name, name_id id) {
     if (id >= kind_cache_.size()) kind_cache_.resize(static_cast<std::size_t>(id) + 1, 0xFF);
     if (kind_cache_[id] == 0xFF) kind_cache_[id] = static_cast<std::uint8_t>(classifier_.device_kind(name));
     return static_cast<event_kind>(kind_cache_[id]);
   }
 
+  // Names get ids local to this read, in the order the events meet them (most names repeat:
+  // one lookup in the local cache); commit_names() interns them into the shared table in that
+  // order, and finish() maps the events to the shared ids.
   name_id intern(std::string_view s) {
-    // A per-run cache keyed by the view: simdjson's unescaped strings live as long as the
-    // document, and most names repeat, so the shared table's lock is taken once per name.
-    const auto it = cache_.find(s);
-    if (it != cache_.end()) return it->second;
-    const name_id id = names_.intern(s);
-    cache_.emplace(names_.name(id), id);
+    const std::uint64_t h = name_id_cache::hash_of(s);
+    if (const name_id* id = cache_.find(s, h)) return *id;
+    local_names_.emplace_back(s);
+    const auto id = static_cast<name_id>(local_names_.size() - 1);
+    cache_.insert(local_names_.back(), h, id);
     return id;
   }
 
@@ -387,7 +511,9 @@ class kineto_builder {
   trace_data out_;
   std::vector<std::int32_t> scratch_ranks_;
   std::unordered_map<std::string, std::uint32_t> rank_list_ids_;
-  std::unordered_map<std::string_view, name_id> cache_;
+  name_id_cache cache_;                  // local name -> local id
+  std::deque<std::string> local_names_;  // by local id (a deque: the cache's views stay valid)
+  std::vector<name_id> shared_ids_;      // local id -> id in names_ (those committed)
   std::vector<std::uint8_t> kind_cache_;
   std::vector<std::uint8_t> by_name_cache_;
 };

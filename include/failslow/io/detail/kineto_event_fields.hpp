@@ -10,7 +10,7 @@
 //   nccl_ok) for the builder (kineto_builder.hpp) to count; unknown keys are skipped, a
 //   malformed scalar among them is an error. Built only with simdjson (FAILSLOW_HAS_SIMDJSON).
 // Complexity: O(size of the event); keys are told apart by length / first letter, then one
-//   compare.
+//   compare (a key's end is found back from its value's first byte: field_key_text).
 // Errors: parse_error (kineto_input) for malformed JSON only.
 #pragma once
 
@@ -42,6 +42,34 @@ struct kineto_raw_event {
   std::string_view pg_ranks_text;
   bool has_pg_ranks = false, pg_ranks_is_array = false;
   std::vector<std::int32_t>* pg_ranks_array = nullptr;  // valid until the next event is read
+
+  /// Back to a fresh event (as constructed). The launch and NCCL fields are cleared only when
+  /// has_grid, has_block or has_nccl says they were written (every write of them sets one):
+  /// most events have neither, and a fresh record per event cost a 340-byte `rep stos`. Each
+  /// field gets its own constant (a chained `a = b = {}` made GCC store a view and load it
+  /// back as one 16-byte value: a store-forwarding stall per field).
+  void clear() noexcept {
+    if (has_grid || has_block || has_nccl) {
+      has_grid = false;
+      has_block = false;
+      dims_ok = true;
+      grid = {};
+      block = {};
+      has_nccl = false;
+      nccl_ok = true;
+      for (std::string_view* v :
+           {&coll_name, &pg_name, &pg_desc, &dtype, &group_size, &in_nelems, &out_nelems, &pg_ranks_text})
+        *v = std::string_view();
+      has_pg_ranks = false;
+      pg_ranks_is_array = false;
+      pg_ranks_array = nullptr;
+    }
+    for (std::string_view* v : {&ph, &cat, &name, &ts, &dur, &pid, &tid, &device, &stream, &correlation})
+      *v = std::string_view();
+    has_name = false;
+    name_type_error = false;
+    cat_not_string = false;
+  }
 };
 
 /// Reads the fields of events (see the synopsis above); keeps the rank list of the last one.
@@ -53,8 +81,8 @@ class kineto_event_fields {
     for (auto f_res : obj) {
       if (auto e = f_res.error()) in_.fail_code(e, kineto_input::location(doc), "a key/value pair in a trace event");
       simdjson::ondemand::field&& f = std::move(f_res).value_unsafe();
-      const std::string_view key = raw_string_text(f.key().raw());
       simdjson::ondemand::value& v = f.value();
+      const std::string_view key = field_key_text(f.key().raw(), v.raw_json_token().data());
       if (key.size() == 2) {
         if (key_is(key, "ph")) {
           ev.ph = in_.string_or_empty(v);
@@ -149,8 +177,8 @@ class kineto_event_fields {
     for (auto f_res : a) {
       if (auto e2 = f_res.error()) in_.fail_code(e2, kineto_input::location(doc), "a key/value pair in args");
       simdjson::ondemand::field&& f = std::move(f_res).value_unsafe();
-      const std::string_view key = raw_string_text(f.key().raw());
       simdjson::ondemand::value& fv = f.value();
+      const std::string_view key = field_key_text(f.key().raw(), fv.raw_json_token().data());
       switch (key.empty() ? '\0' : key[0]) {
         case 'd':
           if (key_is(key, "device")) {

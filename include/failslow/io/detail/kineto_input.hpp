@@ -4,6 +4,7 @@
 //
 // Synopsis
 //   raw_string_text(raw)       a key or string as written in the file (escapes kept)
+//   field_key_text(raw, value) a field's key as written, found back from its value's first byte
 //   kineto_input in(doc, source, options, parser, buffer)
 //     load(a, b, c)            copies a + b + c into the padded buffer simdjson reads
 //     iterate()                an on-demand document over it (the parser grown as needed)
@@ -16,7 +17,7 @@
 //     number(tok, scale, v)    a JSON number token as value * 10^scale (kineto_num)
 //     block_int/block_string   strict fields of the top-level blocks
 //     expect_array/expect_object, string_or_empty, check_skipped_scalar
-//   Built only with simdjson (FAILSLOW_HAS_SIMDJSON); raw_string_text always.
+//   Built only with simdjson (FAILSLOW_HAS_SIMDJSON); raw_string_text and field_key_text always.
 // Complexity: load O(piece); fail_at O(offset) (counts lines); the rest O(token).
 // Errors: parse_error (malformed JSON, a wrong type where the format requires one), std::bad_alloc
 //   when simdjson cannot allocate.
@@ -58,6 +59,19 @@ inline std::string_view raw_string_text(const char* raw) noexcept {
     if (backslashes % 2 == 0) return std::string_view(raw, static_cast<std::size_t>(q - raw));
     p = q + 1;
   }
+}
+
+/// A field's key as written (escapes kept), from simdjson's raw key (the byte after its opening
+/// quote) and the first byte of the field's value: in a buffer simdjson has iterated to that
+/// value, only white space, the ':' and white space lie between the key's closing quote and the
+/// value (anything else would have been a structural character of its own), so the closing
+/// quote is found a few bytes back instead of by scanning the key.
+inline std::string_view field_key_text(const char* raw, const char* value) noexcept {
+  const char* q = value - 1;
+  while (is_json_space(*q)) --q;  // now at the ':'
+  --q;
+  while (is_json_space(*q)) --q;  // now at the key's closing quote
+  return std::string_view(raw, static_cast<std::size_t>(q - raw));
 }
 
 #if defined(FAILSLOW_HAS_SIMDJSON)
@@ -112,6 +126,9 @@ class kineto_input {
     std::memset(p + n, 0, simdjson::SIMDJSON_PADDING);
     buf_ = p;
     buf_size_ = n;
+    // Positions marked in the piece before point into bytes now overwritten (or freed): an
+    // error without a position of its own falls back on the end of this piece, never on them.
+    event_begin_ = last_ = nullptr;
   }
 
   simdjson::ondemand::document iterate() {
@@ -122,8 +139,61 @@ class kineto_input {
     }
     simdjson::ondemand::document doc;
     if (auto e = parser.iterate(simdjson::padded_string_view(buf_, buf_size_, buffer_.size())).get(doc))
-      fail_code(e, nullptr, "a JSON document");
+      fail_code(e, stage1_error_at(e, buf_, buf_size_), "a JSON document");
     return doc;
+  }
+
+  /// Where in [p, p + n) simdjson's stage 1 found what it reports without a position: the first
+  /// byte of a sequence that is not UTF-8 (UTF8_ERROR), the first control character inside a
+  /// string (UNESCAPED_CHARS); nullptr for other errors (or when not found). Error path only.
+  static const char* stage1_error_at(simdjson::error_code e, const char* p, std::size_t n) noexcept {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    if (e == simdjson::UTF8_ERROR) {
+      // Well-formed sequences (Unicode, table 3-7): the lead byte gives the length and the
+      // range of the second byte; the others are 80..BF.
+      for (std::size_t i = 0; i < n;) {
+        const unsigned c = u[i];
+        std::size_t len = 1;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c < 0x80) {
+          ++i;
+          continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+          len = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+          len = 3;
+          if (c == 0xE0) lo = 0xA0;
+          if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+          len = 4;
+          if (c == 0xF0) lo = 0x90;
+          if (c == 0xF4) hi = 0x8F;
+        } else {
+          return p + i;  // a continuation byte without a lead, C0, C1, F5..FF
+        }
+        if (i + len > n || u[i + 1] < lo || u[i + 1] > hi) return p + i;
+        for (std::size_t k = 2; k < len; ++k)
+          if (u[i + k] < 0x80 || u[i + k] > 0xBF) return p + i;
+        i += len;
+      }
+    } else if (e == simdjson::UNESCAPED_CHARS) {
+      // As stage 1: quotes not escaped open and close strings; inside one (escaped or not) a
+      // byte below 0x20 is an error.
+      bool in_string = false, escaped = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        const unsigned c = u[i];
+        if (in_string && c < 0x20) return p + i;
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = !in_string;
+        }
+      }
+    }
+    return nullptr;
   }
 
   /// Content after the top-level value: the document must be exhausted.
@@ -253,8 +323,7 @@ class kineto_input {
     if (tok.empty()) return;
     const char c = tok[0];
     if (c == '-' || is_digit(c)) {
-      if (parse_scaled(tok, 0).status == number_status::malformed)
-        fail_at(tok.data(), "a JSON value (a malformed number)");
+      if (!is_json_number(tok)) fail_at(tok.data(), "a JSON value (a malformed number)");
     } else if (c != '"' && c != '{' && c != '[') {
       if (classify_non_number(tok) == number_status::malformed)
         fail_at(tok.data(), "a JSON value (true, false, null, a number, a string, an object or an array)");
