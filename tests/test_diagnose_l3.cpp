@@ -390,6 +390,21 @@ TEST_CASE("the inter-worker Mahalanobis test flags a rank whose joint profile de
   CHECK(d.q_value <= o.kernels.fdr_q);
   REQUIRE(d.features.size() == d.deviation.size());
   CHECK(d.deviation[2] > 3);  // the idle share departs most
+  // The mirror image -- 4 % of the step less idle, 2 % more compute: the rank departs as far, but
+  // by being faster where it departs most; it holds nothing back.
+  auto [fast, truth2] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  for (std::size_t s = 0; s < fast.step_count(); ++s)
+    for (std::size_t r = 0; r < fast.rank_count(); ++r)  // room to idle less: 5 % of the step idle
+      fast.phase_ns(r, diagnose::idle_phase, s) += 0.05 * fast.iteration_ns(r, s);
+  CHECK(diagnose::find_degraded(fast, topo, nullptr, o).outliers.empty());
+  for (std::size_t s = 8; s < fast.step_count(); ++s) {
+    fast.phase_ns(3, diagnose::idle_phase, s) -= 0.04 * fast.iteration_ns(3, s);
+    fast.phase_ns(3, diagnose::compute_phase, s) *= 1.02;
+  }
+  const auto faster = diagnose::find_degraded(fast, topo, nullptr, o);
+  CHECK(faster.outliers.empty());
+  CHECK(std::any_of(faster.notes.begin(), faster.notes.end(),
+                    [](const std::string& n) { return n.find("by being faster") != std::string::npos; }));
 }
 
 TEST_CASE("a degraded link's ranks that idle at the step's sync are its victims, not host-bound stragglers",

@@ -43,7 +43,8 @@
 //   p = P(Binomial(n, max(peers' rate, pooled rate, 1 %)) >= k), k >= outlier_min_windows, the
 //   pooled rate the Jeffreys estimate (flags + 1/2) / (cells + 1) over the other ranks of every
 //   group of the same size and feature count in the job (with the covariance estimated from 7
-//   others the level is crossed in ~3 % of healthy windows, not 1 %); BH over ranks.
+//   others the level is crossed in ~3 % of healthy windows, not 1 %); BH over ranks; a rank
+//   whose largest deviation is negative (faster than its peers) is not reported (a note).
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
 //   collective key; the group's value at step t is its transfer time. From traces (L4's
 //   attribute_waits matched the collectives into instances, m.waits.transfers):
@@ -860,6 +861,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
                           "not compared");
     if (!pvals.empty()) {
       const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
+      std::size_t faster = 0;
       for (std::size_t j : fdr.rejected) {
         auto& c = cands[j];
         c.o.p_value = pvals[j];
@@ -873,8 +875,20 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           for (const auto& dv : c.dev) v.push_back(dv[f]);
           c.o.deviation[f] = stats::median(v);
         }
+        // Every feature grows when a rank slows (time, idle share): a rank that departs most
+        // in the other direction (faster than its peers) holds nothing back.
+        std::size_t top = 0;
+        for (std::size_t f = 1; f < c.o.deviation.size(); ++f)
+          if (std::fabs(c.o.deviation[f]) > std::fabs(c.o.deviation[top])) top = f;
+        if (!(c.o.deviation.empty() || c.o.deviation[top] > 0)) {
+          ++faster;
+          continue;
+        }
         out.outliers.push_back(std::move(c.o));
       }
+      if (faster > 0)
+        out.notes.push_back("L3 inter-worker: " + std::to_string(faster) +
+                            " rank(s) depart from their peers' joint profile by being faster: not reported");
     }
   }
 
