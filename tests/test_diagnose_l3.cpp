@@ -16,6 +16,26 @@ using namespace failslow;
 
 namespace {
 
+// Multiplies a rank's compute and memory kernels in its window of step index s by factor(s):
+// every duration statistic of its summaries alike.
+template <class Factor>
+void scale_rank_kernels(diagnose::job_model& m, int rank, Factor factor) {
+  for (auto& w : m.windows) {
+    if (w.rank != rank) continue;
+    const auto s = static_cast<std::size_t>(
+        std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id)) - m.steps.begin());
+    const double f = factor(s);
+    for (auto& k : w.kernels) {
+      if (m.kernel_classes[k.key] == kernel_class::communication) continue;
+      k.total_ns *= f;
+      for (auto& c : k.clusters) {
+        for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
+        c.variance *= f * f;
+      }
+    }
+  }
+}
+
 struct run {
   diagnose::job_model model;
   sim::truth truth;
@@ -43,6 +63,17 @@ run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, dou
   if (instances) diagnose::attribute_waits(r.model, tj.set, r.topo);
   r.rep = diagnose::diagnose(r.model, r.topo);
   return r;
+}
+
+// The model `failslow diagnose` builds from a job's traces: kept windows, collectives matched
+// into instances (L4's waits), the hosts' launch gaps.
+diagnose::job_model model_of_traces(const failslow_test::traced_job& tj) {
+  diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto m = diagnose::build_job_model(tj.set, mo);
+  diagnose::attribute_waits(m, tj.set, tj.job.topo);
+  diagnose::measure_host_activity(m, tj.set);
+  return m;
 }
 
 std::vector<const finding*> of_kind(const report& rep, const std::string& kind) {
@@ -259,20 +290,10 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   mo.keep_windows = true;
   auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
   const topology topo(cfg.sizes, cfg.order);
-  for (auto& w : m.windows) {
-    const auto s = static_cast<std::size_t>(
-        std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id)) - m.steps.begin());
-    if (w.rank != 5 || s < 8) continue;
-    const double f = 1 + 0.08 * static_cast<double>(s - 8) / static_cast<double>(m.step_count() - 9);
-    for (auto& k : w.kernels) {
-      if (m.kernel_classes[k.key] == kernel_class::communication) continue;
-      k.total_ns *= f;
-      for (auto& c : k.clusters) {
-        for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
-        c.variance *= f * f;
-      }
-    }
-  }
+  const auto ramp = [&](std::size_t s) {  // 0 up to step index 8, then up to 1 at the last step
+    return s < 8 ? 0.0 : static_cast<double>(s - 8) / static_cast<double>(m.step_count() - 9);
+  };
+  scale_rank_kernels(m, 5, [&](std::size_t s) { return 1 + 0.08 * ramp(s); });
   diagnose::l3_options o;
   o.kernels.min_steps = 1000;  // the cross-rank test cannot claim anything
   const auto res = diagnose::find_degraded(m, topo, nullptr, o);
@@ -292,22 +313,7 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   // A rank whose kernels began 8 % faster than its peers' and ramp up to theirs rises as much on
   // its own chart, but ends no slower than its group: not degraded.
   auto [caught_up, truth3] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
-  for (auto& w : caught_up.windows) {
-    const auto s = static_cast<std::size_t>(
-        std::lower_bound(caught_up.steps.begin(), caught_up.steps.end(), static_cast<std::int64_t>(w.window_id)) -
-        caught_up.steps.begin());
-    if (w.rank != 5) continue;
-    const double ramp = s < 8 ? 0.0 : static_cast<double>(s - 8) / static_cast<double>(caught_up.step_count() - 9);
-    const double f = 0.92 + 0.08 * ramp;
-    for (auto& k : w.kernels) {
-      if (caught_up.kernel_classes[k.key] == kernel_class::communication) continue;
-      k.total_ns *= f;
-      for (auto& c : k.clusters) {
-        for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
-        c.variance *= f * f;
-      }
-    }
-  }
+  scale_rank_kernels(caught_up, 5, [&](std::size_t s) { return 0.92 + 0.08 * ramp(s); });
   o.find_drifts = true;
   CHECK(diagnose::find_degraded(caught_up, topo, nullptr, o).kernels.empty());
 }
@@ -326,13 +332,8 @@ TEST_CASE("the inter-worker test judges groups of 8 at their threshold's real fa
   cfg.schedule = sim::pipeline_schedule::gpipe;
   sim::scenario_options so;
   so.onset = 27;
-  auto tj = failslow_test::simulate_traces(cfg, sim::scenario::two_faults, so);
-  diagnose::model_options mo;
-  mo.keep_windows = true;
-  auto m = diagnose::build_job_model(tj.set, mo);
-  diagnose::attribute_waits(m, tj.set, tj.job.topo);
-  diagnose::measure_host_activity(m, tj.set);
-  const auto rep = diagnose::diagnose(m, tj.job.topo);
+  const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::two_faults, so);
+  const auto rep = diagnose::diagnose(model_of_traces(tj), tj.job.topo);
   for (const auto& f : rep.findings) INFO(f.level << " " << f.kind << ": " << f.summary);
   const auto score = sim::score_case(tj.job.truth, rep);
   CHECK(score.counts.false_positives == 0);
@@ -352,12 +353,8 @@ TEST_CASE("links: a collective the traces matched to other groups is not judged 
   sim::scenario_options so;
   so.onset = 20;
   so.severity = 0.5;
-  auto tj = failslow_test::simulate_traces(cfg, sim::scenario::gc_pauses, so);
-  diagnose::model_options mo;
-  mo.keep_windows = true;
-  auto m = diagnose::build_job_model(tj.set, mo);
-  diagnose::attribute_waits(m, tj.set, tj.job.topo);
-  const auto res = diagnose::find_degraded(m, tj.job.topo, nullptr);
+  const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::gc_pauses, so);
+  const auto res = diagnose::find_degraded(model_of_traces(tj), tj.job.topo, nullptr);
   for (const auto& l : res.links) INFO("link " << l.group << " " << l.ratio);
   CHECK(res.links.empty());
 }

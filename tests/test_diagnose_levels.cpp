@@ -137,7 +137,7 @@ TEST_CASE("L2: noise rotating between ranks and a job-wide change are no straggl
   }
 }
 
-TEST_CASE("L2: a rank slow only in its first steps is warming up; one slow from the start to the end is a straggler",
+TEST_CASE("L2: a rank slow only in its first steps is warming up, one slow from the start to the end is a straggler",
           "[diagnose][l2]") {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     std::mt19937_64 rng(seed);
