@@ -586,11 +586,9 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         // The same over every other rank of the job's groups of this size in this phase: with 3
         // peers x 16 steps one group's 0 elevated cells put the rate at 1 %, and 4 chance steps
         // of 16 on bimodal kernel noise were a straggler at p 2e-5.
-        const double rate =
-            N > n[i] ? (static_cast<double>(K - k[i]) + 0.5) / (static_cast<double>(N - n[i]) + 1.0) : 0.0;
+        const double rate = detail::jeffreys_rate(static_cast<double>(K - k[i]), static_cast<double>(N - n[i]));
         const double pooled =
-            shape_n > n[i] ? (static_cast<double>(shape_k - k[i]) + 0.5) / (static_cast<double>(shape_n - n[i]) + 1.0)
-                           : 0.0;
+            detail::jeffreys_rate(static_cast<double>(shape_k - k[i]), static_cast<double>(shape_n - n[i]));
         cand.p = detail::binomial_upper_tail(k[i], n[i], std::max({rate, pooled, p_floor}));
       }
       pvals.push_back(cand.p);

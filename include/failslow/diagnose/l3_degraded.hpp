@@ -850,7 +850,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       if (c.flagged.size() >= o.outlier_min_windows) {
         const auto& [flags, cells] = shape_flags[c.nd];
         const double k = static_cast<double>(c.flagged.size()), n = static_cast<double>(c.o.windows);
-        const double pooled = (flags - k + 0.5) / (cells - n + 1);
+        const double pooled = detail::jeffreys_rate(flags - k, cells - n);
         p = detail::binomial_upper_tail(c.flagged.size(), c.o.windows, std::max({c.group_rate, pooled, 0.01}));
       }
       pvals.push_back(p);
