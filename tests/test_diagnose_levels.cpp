@@ -163,6 +163,37 @@ TEST_CASE("L2: a rank slow only in its first steps is warming up, one slow from 
   }
 }
 
+TEST_CASE("L2: a straggler's steps that dip under the bar but stay slow do not cut its claim", "[diagnose][l2]") {
+  // 4 ranks, 20 steps, no randomness: the peers at -1.5, -0.5, +0.5 % of 40 ms (rotating), so
+  // each step's median is the level and the pooled robust scale 1.4826 %. Rank 2 is 1.5x from
+  // step 8; at steps 9 and 10 (a loaded machine's dip) only 4.5 % over: z 3.04, under the 3.5
+  // bar but still slow. Two normal steps in a row would end a claim (max_gap 1): the claim was
+  // step 8 alone (1 elevated step) against 11-19, so rank 2 was "slow from step 11".
+  const std::size_t G = 4, S = 20;
+  for (const std::size_t slow_rank : {std::size_t{0}, std::size_t{2}}) {
+    auto m = empty_model(G, S);
+    const double d[] = {-0.015, -0.005, 0.005};
+    for (std::size_t s = 0; s < S; ++s) {
+      std::size_t k = s;
+      for (std::size_t r = 0; r < G; ++r) {
+        if (r == slow_rank) continue;
+        m.phase_ns(r, diagnose::compute_phase, s) = 40e6 * (1 + d[k++ % 3]);
+      }
+      const double excess = s < 8 ? 0.015 : (s == 9 || s == 10) ? 0.045 : 0.5;
+      m.phase_ns(slow_rank, diagnose::compute_phase, s) = 40e6 * (1 + excess);
+    }
+    const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+    INFO("slow rank " << slow_rank);
+    REQUIRE(res.stragglers.size() == 1);
+    CHECK(res.stragglers[0].rank == static_cast<int>(slow_rank));
+    CHECK(res.stragglers[0].first == 8);
+    CHECK(res.stragglers[0].last == S - 1);
+  }
+  diagnose::l2_options bad;
+  bad.bridge_z = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
+}
+
 TEST_CASE("L2: a group's few cells do not set the chance of an elevated step alone", "[diagnose][l2]") {
   // 8 groups of 4 ranks (tp 8 x dp 4), 16 steps; a rank's step has a 5 % chance of a slow mode
   // (1.06x, a bimodal kernel) -- except in the group of rank 21, whose other 3 ranks have none

@@ -11,7 +11,7 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
                   L1 threshold when the noise scale is estimated from few differences)
   l2_groups.json  one comparison group (ranks x steps of one phase) per case, with the L2
                   statistics of diagnose/l2_stragglers.hpp: the pooled robust scale, z-scores,
-                  elevated steps, the persistent run, the binomial p-value against the other
+                  elevated steps, the persistent run (bridged by still-slow steps), the binomial p-value against the other
                   ranks' rate (the Jeffreys estimate (K + 1/2) / (N + 1)) and the Benjamini-Hochberg q-values
                   (as scipy.stats.false_discovery_control), and which ranks are stragglers
 """
@@ -61,6 +61,7 @@ MIN_EFFECT = 0.03
 MIN_STEPS = 3
 MIN_FRACTION = 0.6
 MAX_GAP = 1
+BRIDGE_Z = 2.0
 FDR_Q = 0.01
 RESOLUTION = 1e-3
 MAD_TO_SIGMA = 1.482602218505602
@@ -77,24 +78,28 @@ def bh_adjusted(p):
     return adj
 
 
-def best_run(elevated):
-    """The run of elevated steps (gaps of at most MAX_GAP) with the most elevated steps."""
-    best = (0, 0, 0)  # count, first, last
+def best_run(elevated, still_slow):
+    """The run of elevated steps with the most elevated steps: gaps of at most MAX_GAP normal
+    steps, a step still slow (z > BRIDGE_Z and rel > MIN_EFFECT) no gap. Returns (elevated
+    count, elevated and still-slow count, first, last)."""
+    best = (0, 0, 0, 0)
     s, S = 0, len(elevated)
     while s < S:
         if not elevated[s]:
             s += 1
             continue
-        e, count, gap = s, 1, 0
+        e, count, slow, gap, slow_in_gap = s, 1, 1, 0, 0
         for t in range(s + 1, S):
             if elevated[t]:
-                e, count, gap = t, count + 1, 0
+                e, count, slow, gap, slow_in_gap = t, count + 1, slow + 1 + slow_in_gap, 0, 0
+            elif still_slow[t]:
+                slow_in_gap += 1
             else:
                 gap += 1
                 if gap > MAX_GAP:
                     break
         if count > best[0]:
-            best = (count, s, e)
+            best = (count, slow, s, e)
         s = e + 1
     return best
 
@@ -108,15 +113,16 @@ def l2_group(x):
     z = e / scale
     rel = e / med
     elevated = (z > Z_THRESHOLD) & (rel > MIN_EFFECT)
+    still_slow = (z > BRIDGE_Z) & (rel > MIN_EFFECT)
     k = elevated.sum(axis=1)
     K, N = k.sum(), G * S
     floor = stats.norm.sf(Z_THRESHOLD)
     p = np.ones(G)
     runs = []
     for i in range(G):
-        count, first, last = best_run(list(elevated[i]))
+        count, slow, first, last = best_run(list(elevated[i]), list(still_slow[i]))
         runs.append((count, first, last))
-        if count >= MIN_STEPS and count >= MIN_FRACTION * (last - first + 1):
+        if count >= MIN_STEPS and slow >= MIN_FRACTION * (last - first + 1):
             rate = (K - k[i] + 0.5) / (N - S + 1)  # the peers' rate, Jeffreys estimate
             p[i] = stats.binom.sf(k[i] - 1, S, max(rate, floor))
     q = bh_adjusted(p)

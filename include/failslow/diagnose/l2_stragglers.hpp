@@ -28,8 +28,9 @@
 //   rate). Noise that rotates between ranks (GC pauses) raises p_i and
 //   gives each rank few elevated steps: no straggler.
 //   Persistence: the claim's steps are the run of elevated steps (gaps of at most max_gap
-//   steps) with the most elevated steps; it needs at least min_steps elevated steps and a
-//   fraction min_fraction of its span.
+//   normal steps; a step still slow, z_it > bridge_z and rel_it > min_effect, is no gap) with
+//   the most elevated steps; it needs at least min_steps elevated steps, and its elevated and
+//   still-slow steps a fraction min_fraction of its span.
 //   Multiple testing: Benjamini-Hochberg (detect/fdr.hpp) at fdr_q over every (rank, phase)
 //   tested in the job.
 //   Assumed layout (layout_assumed): a cross-rank claim needs min_steps steps of the rank before
@@ -102,11 +103,14 @@
 namespace failslow::diagnose {
 
 struct l2_options {
-  double z_threshold = 3.5;    ///< robust z of an elevated step (Iglewicz-Hoaglin's cut-off)
-  double min_effect = 0.03;    ///< ... and at least 3 % over the peers' median
-  std::size_t min_steps = 3;   ///< elevated steps a claim needs (persistence)
-  double min_fraction = 0.6;   ///< elevated fraction of the claimed span
-  std::size_t max_gap = 1;     ///< normal steps allowed inside a claimed span
+  double z_threshold = 3.5;   ///< robust z of an elevated step (Iglewicz-Hoaglin's cut-off)
+  double min_effect = 0.03;   ///< ... and at least 3 % over the peers' median
+  std::size_t min_steps = 3;  ///< elevated steps a claim needs (persistence)
+  double min_fraction = 0.6;  ///< elevated fraction of the claimed span
+  std::size_t max_gap = 1;    ///< normal steps allowed inside a claimed span
+  /// A step under the bar but with z above this (and over min_effect) is still slow: no gap in
+  /// a claim, and part of its slow fraction.
+  double bridge_z = 2.0;
   double fdr_q = 0.01;         ///< Benjamini-Hochberg level over all (rank, phase) tests
   std::size_t min_group = 3;   ///< comparable ranks with data needed (the rank included)
   double min_phase_ns = 1000;  ///< phases whose peers' median is below this are not compared
@@ -179,11 +183,12 @@ template <class = void>
 inline void check(const l2_options& o) {
   if (!(o.z_threshold > 0) || !(o.min_effect >= 0) || o.min_steps == 0 || !(o.min_fraction > 0) ||
       !(o.min_fraction <= 1) || !(o.fdr_q > 0) || !(o.fdr_q <= 1) || o.min_group < 2 || !(o.min_phase_ns >= 0) ||
-      !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1) || !(o.own_history_min_effect >= 0))
+      !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1) || !(o.own_history_min_effect >= 0) ||
+      std::isnan(o.bridge_z))
     throw invalid_argument(
         "l2_options: z_threshold > 0, min_effect >= 0, min_steps >= 1, min_fraction in (0, 1], "
         "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0, min_step_share in [0, 1), "
-        "own_history_min_effect >= 0");
+        "own_history_min_effect >= 0, bridge_z not NaN (infinity: no bridging)");
 }
 
 /// "dp:3" / "stage:1" when the compared dimensions (those of size > 1) are one communication
@@ -551,19 +556,29 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     for (std::size_t i = 0; i < G; ++i) {
       ++out.tests;
       candidate cand{ci, i, 0, 0, 0, 1.0};
-      // The run with the most elevated steps, gaps of at most max_gap.
-      std::size_t s = 0;
+      // The run with the most elevated steps, gaps of at most max_gap normal steps; a step
+      // still clearly slower (z above bridge_z, rel above min_effect) is no gap: on a noisy
+      // machine a straggler's steps dip under the bar now and then without it having recovered,
+      // and two such dips in a row would cut its claim in two and misplace its onset.
+      const auto still_slow = [&](std::size_t t) {
+        return c.z[i][t] > o.bridge_z && c.rel[i][t] > o.min_effect;  // false for NaN
+      };
+      std::size_t s = 0, cand_slow = 0;
       while (s < S) {
         if (!c.elevated[i][s]) {
           ++s;
           continue;
         }
-        std::size_t e = s, count = 1, gap = 0;
+        std::size_t e = s, count = 1, slow = 1, gap = 0, slow_in_gap = 0;
         for (std::size_t t = s + 1; t < S; ++t) {
           if (c.elevated[i][t]) {
             e = t;
             ++count;
+            slow += 1 + slow_in_gap;
             gap = 0;
+            slow_in_gap = 0;
+          } else if (still_slow(t)) {
+            ++slow_in_gap;
           } else if (++gap > o.max_gap) {
             break;
           }
@@ -572,12 +587,13 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
           cand.first = s;
           cand.last = e;
           cand.elevated = count;
+          cand_slow = slow;
         }
         s = e + 1;
       }
       const bool persistent =
           cand.elevated >= o.min_steps &&
-          static_cast<double>(cand.elevated) >= o.min_fraction * static_cast<double>(cand.last - cand.first + 1);
+          static_cast<double>(cand_slow) >= o.min_fraction * static_cast<double>(cand.last - cand.first + 1);
       if (persistent && n[i] > 0) {
         // The peers' rate as the Jeffreys estimate (K + 1/2) / (N + 1): with 3 peers x 30 steps
         // and none elevated the rate is not known to be below about 1 %, and a heavy-tailed
