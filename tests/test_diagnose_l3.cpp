@@ -7,6 +7,7 @@
 #include <failslow/diagnose/l4_host.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/sim/score.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,10 @@ using namespace failslow;
 
 namespace {
 
-// Multiplies a rank's compute and memory kernels in its window of step index s by factor(s):
-// every duration statistic of its summaries alike.
+// Multiplies a rank's compute and memory kernels (only_key >= 0: that key alone) in its window
+// of step index s by factor(s): every duration statistic of its summaries alike.
 template <class Factor>
-void scale_rank_kernels(diagnose::job_model& m, int rank, Factor factor) {
+void scale_rank_kernels(diagnose::job_model& m, int rank, Factor factor, long only_key = -1) {
   for (auto& w : m.windows) {
     if (w.rank != rank) continue;
     const auto s = static_cast<std::size_t>(
@@ -27,6 +28,7 @@ void scale_rank_kernels(diagnose::job_model& m, int rank, Factor factor) {
     const double f = factor(s);
     for (auto& k : w.kernels) {
       if (m.kernel_classes[k.key] == kernel_class::communication) continue;
+      if (only_key >= 0 && static_cast<long>(k.key) != only_key) continue;
       k.total_ns *= f;
       for (auto& c : k.clusters) {
         for (double* v : {&c.sum, &c.min, &c.max, &c.mean, &c.p50, &c.p90, &c.p99}) *v *= f;
@@ -316,6 +318,60 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   scale_rank_kernels(caught_up, 5, [&](std::size_t s) { return 0.92 + 0.08 * ramp(s); });
   o.find_drifts = true;
   CHECK(diagnose::find_degraded(caught_up, topo, nullptr, o).kernels.empty());
+}
+
+TEST_CASE("a degraded kernel that costs a negligible share of the step is noted, not reported", "[diagnose][l3]") {
+  // Rank 5's cheapest compute or memory kernel 1.3x from step index 6 (clearly degraded, in a
+  // group of 8) costs far less than 0.1 % of a step: a note; its costliest 1.3x is a finding.
+  for (const std::uint64_t seed : {3u, 4u}) {
+    sim::job_config cfg;
+    cfg.sizes = parse_parallel_sizes("tp=2,pp=1,dp=8");
+    cfg.steps = 16;
+    cfg.seed = seed;
+    diagnose::model_options mo;
+    mo.keep_windows = true;
+    auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+    const topology topo(cfg.sizes, cfg.order);
+    std::map<std::size_t, double> per_step;  // rank 5's time per key over the run
+    for (const auto& w : m.windows)
+      if (w.rank == 5)
+        for (const auto& k : w.kernels)
+          if (m.kernel_classes[k.key] != kernel_class::communication) per_step[k.key] += k.total_ns;
+    REQUIRE(per_step.size() >= 2);
+    const auto by_time = [](const auto& a, const auto& b) { return a.second < b.second; };
+    const auto cheapest = std::min_element(per_step.begin(), per_step.end(), by_time)->first;
+    const auto costliest = std::max_element(per_step.begin(), per_step.end(), by_time)->first;
+    double iteration = 0;
+    for (std::size_t s = 0; s < m.step_count(); ++s) iteration += m.iteration_ns(5, s);
+    INFO("seed " << seed << ", cheapest key " << m.kernel_names[cheapest] << ": "
+                 << per_step[cheapest] / iteration * 100 << " % of rank 5's time");
+    REQUIRE(0.3 * per_step[cheapest] < 0.5 * 0.001 * iteration);  // the premise: well under the floor
+    const auto slow_from_6 = [](std::size_t s) { return s >= 6 ? 1.3 : 1.0; };
+    auto small = m;
+    scale_rank_kernels(small, 5, slow_from_6, static_cast<long>(cheapest));
+    auto res = diagnose::find_degraded(small, topo, nullptr);
+    for (const auto& k : res.kernels)
+      UNSCOPED_INFO("found rank " << k.rank << " by " << k.detector << ", " << k.lost_ns_per_step
+                                  << " ns lost per step");
+    CHECK(res.kernels.empty());
+    CHECK(std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+      return n.find("L3 kernels: 1 rank(s) (5) run kernels slower") != std::string::npos;
+    }));
+    diagnose::l3_options no_floor;
+    no_floor.kernel_min_step_share = 0;
+    res = diagnose::find_degraded(small, topo, nullptr, no_floor);
+    REQUIRE(res.kernels.size() == 1);
+    CHECK(res.kernels[0].key == cheapest);
+    auto large = m;
+    scale_rank_kernels(large, 5, slow_from_6, static_cast<long>(costliest));
+    res = diagnose::find_degraded(large, topo, nullptr);
+    REQUIRE(res.kernels.size() == 1);
+    CHECK(res.kernels[0].rank == 5);
+    CHECK(res.kernels[0].key == costliest);
+    diagnose::l3_options bad;
+    bad.kernel_min_step_share = 1;
+    CHECK_THROWS_AS(diagnose::find_degraded(m, topo, nullptr, bad), invalid_argument);
+  }
 }
 
 TEST_CASE("the inter-worker test judges groups of 8 at their threshold's real false-alarm rate", "[diagnose][l3]") {

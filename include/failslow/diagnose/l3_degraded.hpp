@@ -34,6 +34,9 @@
 //   drift, is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
 //   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
 //   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
+//   A rank's degraded kernels, found either way, are reported when together they cost at least
+//   kernel_min_step_share (0.1 %) of a step (the peers' median iteration over the claim); a
+//   note lists the ranks under it.
 //   Outlier rank (KAT's inter-worker detector) -- per comparable group of at least 8 ranks and
 //   window of outlier_window steps, each rank's features (log compute and memory time, idle
 //   share of the iteration, log mean per launch of the group's costliest kernels while
@@ -91,6 +94,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -107,6 +111,7 @@
 #include "failslow/detect/fdr.hpp"
 #include "failslow/detect/mahalanobis.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
+#include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
@@ -195,6 +200,10 @@ struct l3_options {
   std::size_t outlier_window = 5;       ///< steps per window
   std::size_t outlier_min_windows = 2;  ///< flagged windows a rank needs (persistence)
   std::size_t outlier_top_kernels = 3;  ///< the group's costliest kernels used as features
+  /// A rank's degraded kernels together must cost at least this share of a step (time lost
+  /// per step over the peers' median iteration over the claim): a 15 us kernel 3 % slower
+  /// (0.02 % of a step) holds nothing back, and is as often a few noisy steps.
+  double kernel_min_step_share = 0.001;
 };
 
 /// A rank whose joint profile (compute, memory, idle share, its top kernels' durations) is
@@ -421,6 +430,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
     throw invalid_argument("find_degraded: topology of " + std::to_string(topo.world_size()) + " ranks for a job of " +
                            std::to_string(m.world_size));
   if (o.quantiles == 0) throw invalid_argument("find_degraded: quantiles must be >= 1");
+  if (!(o.kernel_min_step_share >= 0) || !(o.kernel_min_step_share < 1))
+    throw invalid_argument("find_degraded: kernel_min_step_share must be in [0, 1)");
   l3_result out;
   if (m.windows.empty()) {
     out.notes.push_back(
@@ -438,6 +449,21 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   dense_array<double, 3> rel;
   dense_array<double, 2> rel_sd;
   std::vector<std::size_t> drift_keys;
+  // Ranks whose degraded kernels (cross-rank or drifting) cost less than kernel_min_step_share
+  // of a step: the median iteration of the peers (without peers, the rank's own) over the claim.
+  std::vector<int> negligible;
+  const auto negligible_cost = [&](int rank, const std::vector<int>& peers, std::size_t a, std::size_t b,
+                                   double lost_ns_per_step) {
+    std::vector<double> iteration;
+    for (std::size_t s = a; s <= b && s < S; ++s) {
+      if (peers.empty()) iteration.push_back(m.iteration_ns(static_cast<std::size_t>(rank), s));
+      for (int r : peers) iteration.push_back(m.iteration_ns(static_cast<std::size_t>(r), s));
+    }
+    const double step = detail::finite_median(iteration);
+    const bool small = std::isfinite(step) && lost_ns_per_step < o.kernel_min_step_share * step;
+    if (small) negligible.push_back(rank);
+    return small;
+  };
   auto drift_peers = [&](int rank, std::size_t jj) {
     const std::size_t key = drift_keys[jj];
     const auto scope = *o.kernels.routing.scope(routing_subject::kernel, m.kernel_names[key], m.kernel_classes[key]);
@@ -552,6 +578,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       if ((st.peers.size() + 1 < small_group_ranks || st.compared_within == "own history") &&
           !(costs.front().ratio >= 1 + small_group_effect))
         continue;
+      double lost = 0;
+      for (const auto& c : costs) lost += c.lost_ns_per_step;
+      if (negligible_cost(st.rank, st.peers, st.first, st.last, lost)) continue;
       degraded_kernel d;
       d.rank = st.rank;
       d.key = costs.front().key;
@@ -706,9 +735,19 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         d.ratio = share.ratio;
         d.launches_per_step = share.launches_per_step;
         d.lost_ns_per_step = share.lost_ns_per_step;
+        if (negligible_cost(rank, d.peers, d.first, d.last, d.lost_ns_per_step)) continue;
         out.kernels.push_back(std::move(d));
       }
     }
+  }
+  if (!negligible.empty()) {
+    std::sort(negligible.begin(), negligible.end());
+    negligible.erase(std::unique(negligible.begin(), negligible.end()), negligible.end());
+    char floor[32];
+    std::snprintf(floor, sizeof floor, "%.3g %%", o.kernel_min_step_share * 100);
+    out.notes.push_back(
+        "L3 kernels: " + std::to_string(negligible.size()) + " rank(s) (" + detail::rank_list(negligible, 12) +
+        ") run kernels slower than their peers' that cost less than " + floor + " of a step together: not reported");
   }
 
   // ---- inter-worker outliers (Mahalanobis) ---------------------------------------------------
