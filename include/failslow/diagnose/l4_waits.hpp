@@ -47,7 +47,12 @@
 //       (the rank among them); Benjamini-Hochberg at fdr_q over every rank tested. In a
 //       host-paced job which rank of a tensor-parallel pair arrives last flips in runs of
 //       steps, so every rank has late runs (healthy ranks: 20-30 % of their steps); a rank
-//       that holds the job back is late in nearly all of them.
+//       that holds the job back is late in nearly all of them;
+//     - a range that starts within the first min_steps steps (late from the trace's start: no
+//       change seen, only the slowest of its peers) costs at least from_start_min_excess_fraction
+//       (3 %) of the median iteration; else a note. GPUs of one model differ by a percent or
+//       so and the slowest of a group is last at every step (a healthy noise-x2 job's GPU 1.5 %
+//       slower than its peers from the start was held to hold the job back at z 5.07).
 //   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
 //   The pipeline's cost (pipeline_wait_change): per rank and step waits in point-to-point
 //   transfers are kept apart (p2p_waited_ns); for a slow rank or stage over [first, last], per
@@ -62,6 +67,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
@@ -74,6 +80,7 @@
 #include "failslow/detect/fdr.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
 #include "failslow/diagnose/detail/instance_transfer.hpp"
+#include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/trace/clock_align.hpp"
@@ -362,6 +369,11 @@ struct l4_options {
   std::size_t min_steps = 3;
   double min_peer_rate = 0.05;  ///< the binomial test's rate is at least this (steps are not independent)
   double fdr_q = 0.01;          ///< Benjamini-Hochberg level over the ranks tested
+  /// A rank late from the trace's first steps (its range starts within min_steps) shows no
+  /// change, only that it is the slowest of its peers: it needs this much lateness over them
+  /// per step (/ median iteration). GPUs of one model differ by a percent or so, and the
+  /// slowest of a group arrives last at every step (L2's min_effect for the same reason).
+  double from_start_min_excess_fraction = 0.03;
 };
 
 /// A rank the job waits for.
@@ -431,6 +443,7 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
   };
   std::vector<holdback> cands;
   std::vector<double> pvals;
+  std::vector<int> from_start;  // late from the first steps by less than from_start_min_excess_fraction
   std::size_t tested = 0;
   std::vector<double> buf;
   // Peers: the ranks in its place in the other data-parallel replicas (same stage and shard),
@@ -517,10 +530,22 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     h.peers = peers;
     h.phase_before = r < w.phase_before_late.size() ? w.phase_before_late[r] : std::string();
     h.job_slowdown = std::max(0.0, h.late_ns_per_step - med) / iter_med;
+    if (first < o.min_steps && h.job_slowdown < o.from_start_min_excess_fraction) {
+      from_start.push_back(h.rank);
+      continue;
+    }
     for (const auto& e : w.edges)
       if (e.root == h.rank && h.top_victims.size() < 8) h.top_victims.emplace_back(e.victim, e.ns);
     pvals.push_back(h.p_value);
     cands.push_back(std::move(h));
+  }
+  if (!from_start.empty()) {
+    char floor[32];
+    std::snprintf(floor, sizeof floor, "%.3g %%", o.from_start_min_excess_fraction * 100);
+    out.notes.push_back("L4: " + std::to_string(from_start.size()) + " rank(s) (" + detail::rank_list(from_start, 12) +
+                        ") arrive last from the first steps on, by less than " + floor +
+                        " of a step over their peers: the slowest of like GPUs, not a change; not called holding "
+                        "the job back");
   }
   // Benjamini-Hochberg over every rank tested (those not candidates count with p = 1).
   if (!cands.empty()) {
