@@ -194,6 +194,44 @@ TEST_CASE("L2: a straggler's steps that dip under the bar but stay slow do not c
   CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
 }
 
+TEST_CASE("L2: a steady offset at the floor is no straggler, a change on top of it is", "[diagnose][l2]") {
+  // 4 ranks, 24 steps, 0.4 % noise. Rank 1 runs 2.9 % slower than its peers in every step (a
+  // slow GPU at L2's 3 % floor): about a third of its steps cross the bar, in runs. Then the
+  // same rank 1.06x from step 12 on top (a change), and 1.06x in every step (clearly slower
+  // throughout): both stragglers.
+  struct c {
+    double offset, extra;
+    bool straggler;
+  };
+  for (const auto& k : {c{0.029, 1.0, false}, c{0.029, 1.06, true}, c{0.06, 1.0, true}}) {
+    int claimed_steady = 0;
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      std::mt19937_64 rng(seed);
+      std::normal_distribution<double> noise(0, 0.004);
+      const std::size_t G = 4, S = 24;
+      auto m = empty_model(G, S);
+      for (std::size_t s = 0; s < S; ++s)
+        for (std::size_t r = 0; r < G; ++r) {
+          double x = 40e6 * std::exp(noise(rng));
+          if (r == 1) x *= (1 + k.offset) * (s >= 12 ? k.extra : 1.0);
+          m.phase_ns(r, diagnose::compute_phase, s) = x;
+        }
+      const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+      INFO("rank 1 " << k.offset * 100 << " % slower, x" << k.extra << " from step 12, seed " << seed);
+      const bool found = std::any_of(res.stragglers.begin(), res.stragglers.end(),
+                                     [](const diagnose::straggler& x) { return x.rank == 1; });
+      CHECK(found == k.straggler);
+      CHECK(std::none_of(res.stragglers.begin(), res.stragglers.end(),
+                         [](const diagnose::straggler& x) { return x.rank != 1; }));
+      if (!k.straggler)
+        claimed_steady += std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+          return n.find("1 rank(s) (1) run about as much slower") != std::string::npos;
+        });
+    }
+    if (!k.straggler) CHECK(claimed_steady >= 2);  // some of its runs are claims without the rule
+  }
+}
+
 TEST_CASE("L2: a group's few cells do not set the chance of an elevated step alone", "[diagnose][l2]") {
   // 8 groups of 4 ranks (tp 8 x dp 4), 16 steps; a rank's step has a 5 % chance of a slow mode
   // (1.06x, a bimodal kernel) -- except in the group of rank 21, whose other 3 ranks have none

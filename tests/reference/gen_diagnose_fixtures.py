@@ -130,6 +130,14 @@ def l2_group(x):
     for i in range(G):
         if q[i] <= FDR_Q:
             count, first, last = runs[i]
+            # A steady offset: at least half as far above the peers in the first max(MIN_STEPS,
+            # S // 4) steps before the claim (MIN_STEPS or more) as inside it, needs MIN_FRACTION
+            # of all steps elevated.
+            inside = rel[i, first:last + 1]
+            head = rel[i, :min(first, max(MIN_STEPS, S // 4))]
+            if (len(head) >= MIN_STEPS and np.median(inside) > 0 and
+                    np.median(head) >= 0.5 * np.median(inside) and k[i] < MIN_FRACTION * S):
+                continue
             zs = z[i, first:last + 1]
             ratio = np.median(x[i, first:last + 1]) / np.median(med[first:last + 1])
             ranks.append({"rank": i, "first": first, "last": last, "elevated": int(count), "p": float(p[i]),

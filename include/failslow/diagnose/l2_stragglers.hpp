@@ -40,6 +40,11 @@
 //   (below), which a mix of work does not blur; with them, as under a known layout.
 //   Warm-up: a claim that starts within the rank's first min_steps steps and is over
 //   min_steps or more steps before the rank's last is its start-up, withheld (a note says so).
+//   Steady offset: a claim whose rank is, over its first max(min_steps, S/4) steps before the
+//   claim (min_steps or more of them), at least half as far above its peers (median rel) as
+//   over the claim did not change: it stands only when the rank is elevated in min_fraction of
+//   all its steps (else a note) -- a constant excess near min_effect crosses the bar in runs
+//   by chance.
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess
@@ -673,7 +678,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   };
 
   // Significant claims, grouped by rank; ranks withheld, for one note each.
-  std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up;
+  std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up, steady;
   // The iteration a claim's excess is weighed against: the median over its steps of the other
   // ranks' iteration times.
   auto claim_iteration = [&](int rank, std::size_t a, std::size_t b) {
@@ -765,6 +770,33 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
         if (before < o.min_steps && after >= o.min_steps) {
           warm_up.push_back(rank);
           continue;
+        }
+      }
+      {
+        // A steady offset: a rank already (at least half) as far above its peers in its first
+        // steps as over its claim did not change; its run is where a constant excess near
+        // min_effect happened to cross the bar (a GPU 3 % slower than its 3 peers in all 24
+        // steps, 7 of them over the bar). It is a straggler when most of all its steps are
+        // elevated. The first steps, not all steps outside the claim: a fault's steps before
+        // its run crossed the bar are outside it too.
+        const std::size_t head_steps = std::max<std::size_t>(o.min_steps, S / 4);
+        std::vector<double> inside, head;
+        for (std::size_t s = 0; s < S; ++s) {
+          const double e = c.rel[cand.member][s];
+          if (!std::isfinite(e)) continue;
+          if (s >= cand.first && s <= cand.last)
+            inside.push_back(e);
+          else if (s < cand.first && head.size() < head_steps)
+            head.push_back(e);
+        }
+        const auto& k = k_of[cand.comp][cand.member];
+        const auto& n = n_of[cand.comp][cand.member];
+        if (!inside.empty() && head.size() >= o.min_steps) {
+          const double in = stats::median(inside), at_start = stats::median(head);
+          if (in > 0 && at_start >= 0.5 * in && static_cast<double>(k) < o.min_fraction * static_cast<double>(n)) {
+            steady.push_back(rank);
+            continue;
+          }
         }
       }
       st.first = cand.first;
@@ -882,7 +914,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
                         "before: not called stragglers");
   }
   // A rank reported as a straggler in one phase is not also listed as withheld in another.
-  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up})
+  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up, &steady})
     list->erase(std::remove_if(list->begin(), list->end(),
                                [&](int r) {
                                  return std::any_of(out.stragglers.begin(), out.stragglers.end(),
@@ -904,6 +936,14 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
     const auto [n, t] = rank_list(warm_up);
     out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
                         ") are slower than their peers only in their first steps (warm-up): not called stragglers");
+  }
+  if (!steady.empty()) {
+    const auto [n, t] = rank_list(steady);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") run about as much slower than their peers in their first steps as in their slowest, and "
+                        "cross the bar in fewer than " +
+                        std::to_string(static_cast<int>(std::lround(o.min_fraction * 100))) +
+                        " % of their steps: a steady offset at the floor, not called stragglers");
   }
   if (!different_from_start.empty()) {
     const auto [n, t] = rank_list(different_from_start);
