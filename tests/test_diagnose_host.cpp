@@ -5,8 +5,10 @@
 // rules the simulator does not exercise.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_host.hpp>
+#include <failslow/diagnose/l4_slow_host.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/sim/score.hpp>
 #include <random>
@@ -173,6 +175,55 @@ TEST_CASE("a host that launches late: the idle-phase straggler says so, with its
     CHECK(said);
     CHECK(of_kind(rep, "host_stall").empty());
   }
+}
+
+TEST_CASE("a host that launches slower while its GPU still has queued work is named, host-paced jobs stay quiet",
+          "[l4][host]") {
+  // The plain simulator's host runs far ahead of its GPU: a host 5-10x slower per launch
+  // (severity 0.1-0.25 of the scenario's 40x) does not yet idle the GPU, so no step time, idle
+  // or wait shows it -- only the launch pace against the peers' hosts.
+  for (const auto& c : host_cases)
+    for (const double severity : {0.1, 0.25}) {
+      sim::job_config cfg;
+      cfg.sizes = parse_parallel_sizes(c.layout);
+      cfg.seed = c.seed;
+      cfg.steps = 16;
+      cfg.noise = c.noise;
+      cfg.max_clock_offset_us = c.clock_skew_us;
+      sim::scenario_options so;
+      so.onset = 6;
+      so.severity = severity;
+      const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::host_launch_delay, so);
+      diagnose::model_options mo;
+      mo.keep_windows = true;
+      auto m = diagnose::build_job_model(tj.set, mo);
+      diagnose::attribute_waits(m, tj.set, tj.job.topo);
+      diagnose::measure_host_activity(m, tj.set);
+      const auto rep = diagnose::diagnose(m, tj.job.topo);
+      INFO("layout " << c.layout << ", seed " << c.seed << ", severity " << severity);
+      for (const auto& f : rep.findings) UNSCOPED_INFO(f.level << " " << f.kind << ": " << f.summary);
+      const auto& fault = tj.job.truth.faults.front();
+      const auto hosts = of_kind(rep, "slow_host");
+      REQUIRE(hosts.size() == 1);
+      CHECK(hosts[0]->ranks == fault.ranks);
+      CHECK(std::abs(hosts[0]->first_step - fault.first_step) <= 1);
+      CHECK(hosts[0]->evidence.number("launch_interval_ratio") > 2);
+      const auto score = sim::score_case(tj.job.truth, rep);
+      CHECK(score.counts.false_positives == 0);
+      CHECK(score.counts.recall() == 1.0);
+    }
+  // Host-paced jobs (the host about as fast as the GPU, launch pace varying with the data
+  // loader): no host is slower than its peers'.
+  for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=1,pp=1,dp=8"})
+    for (std::uint64_t seed : {1u, 2u}) {
+      auto cfg = failslow_test::calibrated_config(layout, seed, 20);
+      cfg.noise = 2;
+      const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::healthy);
+      auto m = diagnose::build_job_model(tj.set);
+      diagnose::measure_host_activity(m, tj.set);
+      INFO("calibrated " << layout << ", seed " << seed);
+      CHECK(diagnose::find_slow_hosts(m, tj.job.topo).hosts.empty());
+    }
 }
 
 TEST_CASE("host stalls: none on healthy jobs, compute stragglers or slow links", "[l4][host]") {

@@ -54,6 +54,12 @@
 //     An L2 straggler in the idle phase whose host launches options.late_launch_ratio or more
 //     slower than its peers' (l4_host.hpp late_launch) gets evidence launch_interval_ns,
 //     peer_launch_interval_ns, launch_interval_ratio and the words "its host launches late".
+//     L4 slow_host     ranks [r], phase "launch interval" (l4_slow_host.hpp: its host's pace
+//                      against its peers', traces only); score = median robust z; evidence:
+//                      launch_interval_ns, peer_launch_interval_ns, launch_interval_ratio,
+//                      gpu_idle_ns, peer_gpu_idle_ns, z, p_value, q_value, elevated_steps,
+//                      compared_within. Only when no L2 idle-phase finding names the rank over
+//                      those steps (that one carries the pace).
 //     L1 recurring windows with a regular period add period_steps.
 //   A finding that names one rank (straggler, degraded_kernel, holds_back) or a stage
 //     (slow_stage) in a pipeline, with wait attribution, gets pipeline_wait_change_ns (per stage,
@@ -92,6 +98,7 @@
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/l3_degraded.hpp"
 #include "failslow/diagnose/l4_host.hpp"
+#include "failslow/diagnose/l4_slow_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/diagnose/roles.hpp"
 #include "failslow/io/detail/text_format.hpp"
@@ -106,6 +113,7 @@ struct diagnose_options {
   host_stall_options host;
   role_options roles;                     ///< how ranks' roles are told apart under a guessed layout (roles.hpp)
   double late_launch_ratio = 1.5;         ///< an idle-phase straggler whose host launches this much slower: late launch
+  slow_host_options slow_hosts;           ///< hosts that launch slower than their peers' (l4_slow_host.hpp)
   std::string topology_source = "given";  ///< repeated in the report: "flags", "pg_config", ...
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
@@ -560,6 +568,46 @@ inline std::string cause_words(host_cause c) {
 }
 
 template <class = void>
+inline finding slow_host_finding(const job_model& m, const topology& topo, const slow_host& h) {
+  finding f;
+  f.level = "L4";
+  f.kind = "slow_host";
+  f.ranks = {h.rank};
+  f.group = h.group;
+  f.phase = "launch interval";
+  f.first_step = m.steps[h.first];
+  f.last_step = m.steps[h.last];
+  f.score = h.z;
+  f.evidence.add("launch_interval_ns", h.launch_interval_ns)
+      .add("peer_launch_interval_ns", h.peer_launch_interval_ns)
+      .add("launch_interval_ratio", h.ratio)
+      .add("gpu_idle_ns", h.gpu_idle_ns)
+      .add("peer_gpu_idle_ns", h.peer_gpu_idle_ns)
+      .add("z", h.z)
+      .add("p_value", h.p_value)
+      .add("q_value", h.q_value)
+      .add("elevated_steps", static_cast<double>(h.elevated_steps))
+      .add("compared_within", h.compared_within);
+  const bool until_end = h.last + 1 == m.step_count();
+  std::vector<double> iteration;
+  for (std::size_t s = h.first; s <= h.last; ++s)
+    iteration.push_back(m.iteration_ns(static_cast<std::size_t>(h.rank), s));
+  const double step = finite_median(iteration);
+  // Hidden: the GPU idles less than 1 % of a step more than its peers' (it still has queued work).
+  const bool hidden = std::isfinite(step) && h.gpu_idle_ns - h.peer_gpu_idle_ns < 0.01 * step;
+  f.summary = "the host of " + rank_placed(topo, h.rank) + " launches kernels " + format_ratio(h.ratio) +
+              " slower than " +
+              (h.peers.empty() ? std::string("before") : "its " + std::to_string(h.peers.size()) + " peers' hosts") +
+              " from step " + std::to_string(f.first_step) + (until_end ? "" : " to " + std::to_string(f.last_step)) +
+              " (" + format_duration(h.launch_interval_ns) + " between launches vs " +
+              format_duration(h.peer_launch_interval_ns) + "); its GPU idles " + format_duration(h.gpu_idle_ns) +
+              " per step (peers " + format_duration(h.peer_gpu_idle_ns) + ")" +
+              (hidden ? ": the GPU still has queued work, so the step time hides it until the host falls behind"
+                      : ": the GPU waits for its launches");
+  return f;
+}
+
+template <class = void>
 inline finding host_finding(const topology& topo, const host_stall& h) {
   finding f;
   f.level = "L4";
@@ -877,6 +925,23 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
                      detail::format_ratio(pace.ratio) + "), so the GPU idles between kernels (L4)";
       }
     }
+  }
+  // Hosts that launch slower than their peers': a finding where no idle-phase straggler names
+  // the rank over those steps (a GPU-bound job hides it in the step time, for now).
+  if (m.host.measured) {
+    auto so = o.slow_hosts;
+    so.test.layout_assumed = so.test.layout_assumed || l2o.layout_assumed;
+    if (so.test.roles.empty()) so.test.roles = l2o.roles;
+    const auto hosts = find_slow_hosts(m, topo, so);
+    for (const auto& h : hosts.hosts) {
+      const bool named = std::any_of(rep.findings.begin(), rep.findings.end(), [&](const finding& f) {
+        return f.level == "L2" && f.kind == "straggler" && f.ranks == std::vector<int>{h.rank} &&
+               f.evidence.find("launch_interval_ratio") && f.first_step <= m.steps[h.last] &&
+               f.last_step >= m.steps[h.first];
+      });
+      if (!named) rep.findings.push_back(detail::slow_host_finding(m, topo, h));
+    }
+    rep.notes.insert(rep.notes.end(), hosts.notes.begin(), hosts.notes.end());
   }
   // Host stalls: from the launch gaps of traces, or from the GPU's idle in summaries
   // (find_host_stalls finds none in a model that has neither).

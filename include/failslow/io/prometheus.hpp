@@ -236,9 +236,9 @@ inline std::string prometheus_metrics(const report& rep, const diagnose::job_mod
   // Findings by level and kind: the kinds the diagnosis emits always, so that an alert on
   // "> 0" has a series to watch.
   std::vector<std::pair<std::string, std::string>> kinds = {
-      {"L1", "slow_window"},   {"L2", "straggler"},    {"L3", "degraded_kernel"},
-      {"L3", "degraded_link"}, {"L3", "outlier_rank"}, {"L3", "slow_stage"},
-      {"L4", "holds_back"},    {"L4", "host_stall"},   {"L4", "pipeline_bubble"}};
+      {"L1", "slow_window"},     {"L2", "straggler"},  {"L3", "degraded_kernel"}, {"L3", "degraded_link"},
+      {"L3", "outlier_rank"},    {"L3", "slow_stage"}, {"L4", "holds_back"},      {"L4", "host_stall"},
+      {"L4", "pipeline_bubble"}, {"L4", "slow_host"}};
   for (const auto& f : rep.findings)
     if (std::find(kinds.begin(), kinds.end(), std::make_pair(f.level, f.kind)) == kinds.end())
       kinds.emplace_back(f.level, f.kind);

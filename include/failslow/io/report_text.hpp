@@ -157,6 +157,15 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
       lines.push_back("co-occurs with: " + c->text);
     return lines;
   }
+  if (f.kind == "slow_host") {
+    lines.push_back(steps_text(f) + ": a launch every " + format_duration(e.number("launch_interval_ns")) +
+                    " against " + format_duration(e.number("peer_launch_interval_ns")) + " on its peers' hosts (" +
+                    num(e.number("launch_interval_ratio"), "%.2f") + "x, z " + num(e.number("z"), "%.1f") + ", q " +
+                    num(e.number("q_value"), "%.2g") + ")");
+    lines.push_back("GPU idle per step " + format_duration(e.number("gpu_idle_ns")) + ", its peers " +
+                    format_duration(e.number("peer_gpu_idle_ns")));
+    return lines;
+  }
   std::string generic;
   for (const auto& item : e.items()) {
     if (!generic.empty()) generic += ", ";
