@@ -455,10 +455,13 @@ TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a G
   // Calibrated jobs: the GPU idles 1-3 ms at every step's start while the host loads the next
   // batch, with a multiplicative right tail; only the relative test (ln idle against the job's
   // typical spread) tells that tail from a stall.
+  // At noise x2 each 45 ms pause is under the level one step must reach among the job's
+  // steps, and their number is the evidence (recurring: the count of steps in the tail).
   for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=1,pp=1,dp=8", "tp=2,pp=2,dp=4"})
-    for (std::uint64_t seed : {1u, 2u, 3u}) {
+    for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
       auto cfg = failslow_test::calibrated_config(layout, seed, 24);
-      INFO("layout " << layout << ", seed " << seed);
+      if (seed == 4) cfg.noise = 2;
+      INFO("layout " << layout << ", seed " << seed << ", noise " << cfg.noise);
       for (auto s : {sim::scenario::healthy, sim::scenario::gc_pauses}) {
         sim::scenario_options so;
         so.severity = 0.25;  // 45 ms pauses
