@@ -35,12 +35,13 @@
 //     kernels, the steps that did): a family-wise false-alarm rate job_alpha where the per-rank
 //     z above has none. Per cause, the k steps with the smallest upper tails t under that law
 //     stand out when P(Binomial(n, t_k) >= k) <= job_alpha (k = 1: the level above; k > 1: a
-//     pause that recurs is judged by how many steps reach its tail). A rank's MAD over 30 steps does not see the host's
-//     rare long gaps; the job's steps do (noise x2 of the calibrated simulated job: an 18.6 ms gap, z 28, where this
-//     level is 60 ms; an 18 ms pause at noise x1, where it is 10 ms, is found). Cause, in this order: jit_compilation
-//     when the step launched kernels the rank had never launched; else, when host operators cover at least
-//     busy_fraction of the gap, by the top operator's name: garbage_collection ("gc", "garbage"), data_loader
-//     ("dataloader",
+//     pause that recurs is judged by how many steps reach its tail). A rank's MAD over 30 steps
+//     does not see the host's rare long gaps; the job's steps do (noise x2 of the calibrated
+//     simulated job: an 18.6 ms gap, z 28, where this level is 60 ms; an 18 ms pause at noise
+//     x1, where it is 10 ms, is found).
+//     Cause, in this order: jit_compilation when the step launched kernels the rank had never
+//     launched; else, when host operators cover at least busy_fraction of the gap, by the top
+//     operator's name: garbage_collection ("gc", "garbage"), data_loader ("dataloader",
 //     "__next__", "data_loader"), else host_busy; else host_absent (the host recorded nothing:
 //     a garbage-collection pause outside profiled operators, preemption, paging).
 //     Models of window summaries (.fsum; no host events, m.host unmeasured): x is the step's
