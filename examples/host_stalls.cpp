@@ -1,11 +1,15 @@
-// Host stalls (L4, diagnose/l4_host.hpp): steps in which a rank's GPU sat idle because its host
-// stopped launching. Simulates two small jobs in memory -- a JIT-compile stall on one rank and
-// garbage-collection pauses every 4 steps on changing ranks -- reads their Kineto traces back,
-// measures each rank's launch gaps and prints the stalls found, with their cause and period.
+// The host side of L4 (diagnose/l4_host.hpp, diagnose/l4_slow_host.hpp): steps in which a rank's
+// GPU sat idle because its host stopped launching, and hosts that launch slower than their peers'.
+// Simulates three small jobs in memory -- a JIT-compile stall on one rank, garbage-collection
+// pauses every 4 steps on changing ranks, and a GPU-bound job in which one rank's host gets 10x
+// slower per launch from step 6 (its GPU still has queued work, so no step time shows it) --
+// reads their Kineto traces back, measures each rank's launch gaps and pace, and prints the
+// stalls found (cause, period) and the slow hosts (pace against their peers', the GPU's idle).
 //   ./example_host_stalls
 #include <cstdio>
 #include <failslow/diagnose/job_model.hpp>
 #include <failslow/diagnose/l4_host.hpp>
+#include <failslow/diagnose/l4_slow_host.hpp>
 #include <failslow/io/kineto_reader.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
@@ -13,12 +17,18 @@
 
 int main() {
   using namespace failslow;
-  for (const auto scenario : {sim::scenario::jit_stall, sim::scenario::gc_pauses}) {
+  for (const auto scenario : {sim::scenario::jit_stall, sim::scenario::gc_pauses, sim::scenario::host_launch_delay}) {
     sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=2,pp=2,dp=2");
+    cfg.sizes =
+        parse_parallel_sizes(scenario == sim::scenario::host_launch_delay ? "tp=2,pp=2,dp=4" : "tp=2,pp=2,dp=2");
     cfg.steps = 16;
     cfg.seed = 5;
-    const auto job = sim::simulate(cfg, scenario);
+    sim::scenario_options so;
+    if (scenario == sim::scenario::host_launch_delay) {
+      so.onset = 6;
+      so.severity = 0.25;  // a quarter of the scenario's 40x: about 10x per launch
+    }
+    const auto job = sim::simulate(cfg, scenario, so);
     trace::trace_set set;  // the traces as a profiler would have written them, read back
     io::kineto_reader reader;
     for (int r = 0; r < job.topo.world_size(); ++r) {
@@ -28,11 +38,10 @@ int main() {
       set.traces.push_back(std::move(t));
     }
     auto model = diagnose::build_job_model(set);
-    diagnose::measure_host_activity(model, set);  // launch gaps, host operators, new kernels
-    const auto found = diagnose::find_host_stalls(model);
+    diagnose::measure_host_activity(model, set);  // launch gaps and pace, host operators, new kernels
     std::printf("%s (%s):\n", std::string(sim::to_string(scenario)).c_str(),
                 job.truth.faults.front().description.c_str());
-    for (const auto& s : found.stalls) {
+    for (const auto& s : diagnose::find_host_stalls(model).stalls) {
       std::printf("  %s on %zu rank(s), %zu step(s) from %lld, GPU idle %.1f ms each, host busy %.0f %%",
                   diagnose::to_string(s.cause), s.ranks.size(), s.steps.size(), static_cast<long long>(s.steps.front()),
                   s.gpu_idle_ns / 1e6, 100 * s.cpu_busy_fraction);
@@ -41,5 +50,12 @@ int main() {
       if (!s.new_kernels.empty()) std::printf(", %zu new kernel(s)", s.new_kernels.size());
       std::printf("\n");
     }
+    for (const auto& h : diagnose::find_slow_hosts(model, job.topo).hosts)
+      std::printf(
+          "  slow host: rank %d from step %lld, a launch every %.1f us vs %.1f us on its %zu peers (%.1fx, "
+          "q %.2g); GPU idle %.2f ms per step vs %.2f ms\n",
+          h.rank, static_cast<long long>(model.steps[h.first]), h.launch_interval_ns / 1e3,
+          h.peer_launch_interval_ns / 1e3, h.peers.size(), h.ratio, h.q_value, h.gpu_idle_ns / 1e6,
+          h.peer_gpu_idle_ns / 1e6);
   }
 }

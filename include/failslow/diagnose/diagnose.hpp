@@ -589,10 +589,7 @@ inline finding slow_host_finding(const job_model& m, const topology& topo, const
       .add("elevated_steps", static_cast<double>(h.elevated_steps))
       .add("compared_within", h.compared_within);
   const bool until_end = h.last + 1 == m.step_count();
-  std::vector<double> iteration;
-  for (std::size_t s = h.first; s <= h.last; ++s)
-    iteration.push_back(m.iteration_ns(static_cast<std::size_t>(h.rank), s));
-  const double step = finite_median(iteration);
+  const double step = median_iteration(m, {h.rank}, h.first, h.last);
   // Hidden: the GPU idles less than 1 % of a step more than its peers' (it still has queued work).
   const bool hidden = std::isfinite(step) && h.gpu_idle_ns - h.peer_gpu_idle_ns < 0.01 * step;
   f.summary = "the host of " + rank_placed(topo, h.rank) + " launches kernels " + format_ratio(h.ratio) +

@@ -217,6 +217,18 @@ inline double finite_median(std::vector<double>& v) {
   return v.empty() ? std::numeric_limits<double>::quiet_NaN() : stats::median(v);
 }
 
+// The iteration a claim's cost is weighed against: the median over steps [a, b] of the ranks'
+// iteration times, rank `except` left out (NaN where none is finite).
+template <class = void>
+inline double median_iteration(const job_model& m, const std::vector<int>& ranks, std::size_t a, std::size_t b,
+                               int except = -1) {
+  std::vector<double> it;
+  for (std::size_t s = a; s <= b && s < m.step_count(); ++s)
+    for (int x : ranks)
+      if (x != except) it.push_back(m.iteration_ns(static_cast<std::size_t>(x), s));
+  return finite_median(it);
+}
+
 // One (group, phase) comparison: z, relative effect and elevation per member and step.
 struct comparison {
   std::vector<int> members;
@@ -679,20 +691,11 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
 
   // Significant claims, grouped by rank; ranks withheld, for one note each.
   std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up, steady;
-  // The iteration a claim's excess is weighed against: the median over its steps of the other
-  // ranks' iteration times.
-  auto claim_iteration = [&](int rank, std::size_t a, std::size_t b) {
-    std::vector<double> it;
-    for (std::size_t s = a; s <= b; ++s)
-      for (int x : present)
-        if (x != rank) it.push_back(m.iteration_ns(static_cast<std::size_t>(x), s));
-    return detail::finite_median(it);
-  };
   // A work phase's excess that costs less than min_step_share of a step holds nothing back
   // (an idle excess is already judged as a share of the iteration).
   auto negligible = [&](const straggler& st) {
     if (m.phases[st.phase].role == phase_role::idle) return false;
-    const double iter = claim_iteration(st.rank, st.first, st.last);
+    const double iter = detail::median_iteration(m, present, st.first, st.last, st.rank);  // the others'
     return std::isfinite(iter) && st.excess_ns < o.min_step_share * iter;
   };
   std::map<int, std::vector<std::size_t>> by_rank;

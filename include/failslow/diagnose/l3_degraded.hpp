@@ -454,12 +454,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
   std::vector<int> negligible;
   const auto negligible_cost = [&](int rank, const std::vector<int>& peers, std::size_t a, std::size_t b,
                                    double lost_ns_per_step) {
-    std::vector<double> iteration;
-    for (std::size_t s = a; s <= b && s < S; ++s) {
-      if (peers.empty()) iteration.push_back(m.iteration_ns(static_cast<std::size_t>(rank), s));
-      for (int r : peers) iteration.push_back(m.iteration_ns(static_cast<std::size_t>(r), s));
-    }
-    const double step = detail::finite_median(iteration);
+    const double step = detail::median_iteration(m, peers.empty() ? std::vector<int>{rank} : peers, a, b);
     const bool small = std::isfinite(step) && lost_ns_per_step < o.kernel_min_step_share * step;
     if (small) negligible.push_back(rank);
     return small;
