@@ -411,3 +411,50 @@ TEST_CASE("L4: the slowest of like GPUs, late from the first step by a little, d
       CHECK(noted == !k.holds_back);
     }
 }
+
+TEST_CASE("L4: a racing pipeline stage's latest rank from the first step is judged against its stage", "[l4]") {
+  // tp 4 x pp 2 x dp 4, 24 steps of 60 ms. Stage 0 is quiet (0-0.5 ms late per step); stage 1
+  // races at every collective: each of its ranks is 2-16 ms late in a share of the steps that
+  // differs by rank (5-75 %), as in a host-paced last stage. Against 3 peers one of those
+  // ranks often looks like it holds the job back from the first step; against the spread of its
+  // stage it does not. A rank 25 ms late in every step is far outside that spread.
+  for (const bool fault : {false, true})
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      parallel_sizes ps;
+      ps.tp = 4;
+      ps.pp = 2;
+      ps.dp = 4;
+      const topology topo(ps);
+      const std::size_t R = 32, S = 24;
+      diagnose::job_model m;
+      m.world_size = static_cast<int>(R);
+      for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(s));
+      m.has_rank.assign(R, true);
+      m.iteration_ns = dense_array<double, 2>({R, S});
+      m.iteration_ns.fill(60e6);
+      auto& w = m.waits;
+      w.available = true;
+      w.collectives = w.instances = R * S;
+      for (auto* a : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
+        *a = dense_array<double, 2>({R, S});
+        a->fill(0);
+      }
+      w.victims.assign(R, 3);
+      std::mt19937_64 rng(seed);
+      std::uniform_real_distribution<double> u(0, 1);
+      for (std::size_t r = 0; r < R; ++r) {
+        const bool racing = topo.coordinate(static_cast<int>(r), parallel_dim::pp) == 1;
+        const double rate = 0.05 + 0.7 * u(rng);
+        for (std::size_t s = 0; s < S; ++s) {
+          w.late_ns(r, s) = 0.5e6 * u(rng);
+          if (racing && u(rng) < rate) w.late_ns(r, s) += 2e6 + 14e6 * u(rng);
+        }
+      }
+      if (fault)
+        for (std::size_t s = 0; s < S; ++s) w.late_ns(20, s) += 25e6;
+      INFO("seed " << seed << (fault ? ", rank 20 25 ms late in every step" : ", healthy"));
+      const auto l4 = diagnose::find_holdbacks(m, topo);
+      REQUIRE(l4.holdbacks.size() == (fault ? 1u : 0u));
+      if (fault) CHECK(l4.holdbacks[0].rank == 20);
+    }
+}

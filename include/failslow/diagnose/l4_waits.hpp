@@ -37,9 +37,10 @@
 //       the peers' means, the standard error of a mean over the steps (1.4826 MAD of every
 //       peer's per-step deviation from the peers' median that step, / sqrt(steps)), the
 //       job's spread (1.4826 MAD over every rank of its mean lateness minus its peers'
-//       median: GPUs differ by a percent or so) and 0.2 % of the median iteration. Seven peers' means can agree closely
-//       by chance while each step's lateness varies by milliseconds (a host-paced pipeline's last stage: 0.2-6 ms per
-//       step; the MAD of 7 means gave z 7 to a healthy rank, the standard error z 3);
+//       median: GPUs differ by a percent or so) and 0.2 % of the median iteration. Seven peers'
+//       means can agree closely by chance while each step's lateness varies by milliseconds (a
+//       host-paced pipeline's last stage: 0.2-6 ms per step; the MAD of 7 means gave z 7 to a
+//       healthy rank, the standard error z 3);
 //     - it is late by that much over its peers' median in at least max(min_steps,
 //       persistence x the range's steps) steps of the range, k of the range's n steps, and
 //       that is rare for its peers: p = P(Binomial(n, max(rate, min_peer_rate)) >= k), rate
@@ -50,7 +51,10 @@
 //       that holds the job back is late in nearly all of them;
 //     - a range that starts within the first min_steps steps (late from the trace's start: no
 //       change seen, only the slowest of its peers) costs at least from_start_min_excess_fraction
-//       (3 %) of the median iteration; else a note. GPUs of one model differ by a percent or
+//       (3 %) of the median iteration and keeps z >= min_z with the scale at least the same
+//       spread over the rank's pipeline stage (where it has min_stage_ranks such ranks: a
+//       host-paced last stage races at every collective, its healthy ranks 2-18 of 24 steps
+//       late, the first stages do not); else a note. GPUs of one model differ by a percent or
 //       so and the slowest of a group is last at every step (a healthy noise-x2 job's GPU 1.5 %
 //       slower than its peers from the start was held to hold the job back at z 5.07).
 //   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
@@ -374,6 +378,10 @@ struct l4_options {
   /// per step (/ median iteration). GPUs of one model differ by a percent or so, and the
   /// slowest of a group arrives last at every step (L2's min_effect for the same reason).
   double from_start_min_excess_fraction = 0.03;
+  /// A rank late from the first steps is also judged against the spread of its pipeline
+  /// stage's ranks (their mean lateness over their peers) where the stage has at least this
+  /// many ranks with peers.
+  std::size_t min_stage_ranks = 8;
 };
 
 /// A rank the job waits for.
@@ -451,6 +459,7 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
   std::vector<std::vector<int>> peers_of(R);
   std::vector<double> peer_median(R, 0.0);  // of the peers' mean lateness
   std::vector<double> excess_of_all;        // each rank's mean lateness over its peers' median
+  std::vector<double> excess(R, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t r = 0; r < R; ++r) {
     if (!m.has_rank[r]) continue;
     auto& peers = peers_of[r];
@@ -465,13 +474,25 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     buf.clear();
     for (int q : peers) buf.push_back(own[static_cast<std::size_t>(q)]);
     peer_median[r] = stats::median(buf);
-    excess_of_all.push_back(own[r] - peer_median[r]);
+    excess[r] = own[r] - peer_median[r];
+    excess_of_all.push_back(excess[r]);
   }
   // How much healthy ranks differ in their mean lateness, over the whole job: GPUs of one
   // model differ by a percent or so in speed, and in a few peers' means that spread is not
   // seen (a rank 1.7 % of a step later than its 3 peers, at z 6.6 against them, was the job's
   // usual spread: 1.4826 MAD over its 8 ranks).
   const double job_spread = excess_of_all.size() >= 3 ? stats::mad_normal(excess_of_all) : 0.0;
+  // And over its stage, where the stage has min_stage_ranks ranks with peers, for a rank late
+  // from the first steps (no change seen): a host-paced pipeline's last stage races at every
+  // collective (healthy ranks 1-5 ms of a 54 ms step late over their peers, in 2-18 of 24
+  // steps), its first stages do not, so the job's spread is that of the quiet stages.
+  auto stage_spread = [&](std::size_t r) {
+    if (topo.size(parallel_dim::pp) < 2) return 0.0;
+    buf.clear();
+    for (int q : topo.group(static_cast<int>(r), dim_set::all() & ~dim_set{parallel_dim::pp}))
+      if (std::isfinite(excess[static_cast<std::size_t>(q)])) buf.push_back(excess[static_cast<std::size_t>(q)]);
+    return buf.size() >= o.min_stage_ranks ? stats::mad_normal(buf) : 0.0;
+  };
   for (std::size_t r = 0; r < R; ++r) {
     if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
     const auto& peers = peers_of[r];
@@ -530,7 +551,8 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     h.peers = peers;
     h.phase_before = r < w.phase_before_late.size() ? w.phase_before_late[r] : std::string();
     h.job_slowdown = std::max(0.0, h.late_ns_per_step - med) / iter_med;
-    if (first < o.min_steps && h.job_slowdown < o.from_start_min_excess_fraction) {
+    if (first < o.min_steps && (h.job_slowdown < o.from_start_min_excess_fraction ||
+                                (own[r] - med) / std::max(scale, stage_spread(r)) < o.min_z)) {
       from_start.push_back(h.rank);
       continue;
     }
@@ -544,8 +566,8 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
     std::snprintf(floor, sizeof floor, "%.3g %%", o.from_start_min_excess_fraction * 100);
     out.notes.push_back("L4: " + std::to_string(from_start.size()) + " rank(s) (" + detail::rank_list(from_start, 12) +
                         ") arrive last from the first steps on, by less than " + floor +
-                        " of a step over their peers: the slowest of like GPUs, not a change; not called holding "
-                        "the job back");
+                        " of a step over their peers or within the spread of their stage's ranks: the slowest of "
+                        "like ranks, not a change; not called holding the job back");
   }
   // Benjamini-Hochberg over every rank tested (those not candidates count with p = 1).
   if (!cands.empty()) {
