@@ -42,7 +42,10 @@
 //                      job_slowdown, caused_wait_ns_per_step, wait_per_victim_ns,
 //                      late_ns_per_step, peer_late_ns_per_step, victims, top_victims,
 //                      before_late_arrival. Only when no L2/L3 finding names the rank; on
-//                      those findings the same wait-for evidence is added instead.
+//                      those findings the same wait-for evidence is added instead. Nor when
+//                      an L2/L3 finding names a rank of its pipeline (its place in another
+//                      stage) from its first step, within a step: the delay passed on through
+//                      their transfers (a note).
 //     L4 host_stall    ranks (those that stalled), phase = the cause (jit_compilation,
 //                      garbage_collection, data_loader, host_busy, host_absent,
 //                      host_unrecorded; l4_host.hpp); kernel (jit_compilation): the first
@@ -524,6 +527,24 @@ inline std::string holdback_words(const holdback& h) {
          (h.phase_before.empty() ? std::string() : "; it arrives late after " + h.phase_before);
 }
 
+/// A rank of h's pipeline (its place in another stage) that a finding of L2 or L3 names as
+/// slow from h's first step (within a step), or -1.
+template <class = void>
+inline int pipeline_cause(const std::vector<finding>& findings, const job_model& m, const topology& topo,
+                          const holdback& h) {
+  if (topo.size(parallel_dim::pp) < 2 || topo.world_size() != m.world_size) return -1;
+  const auto line = topo.group(h.rank, dim_set{parallel_dim::pp});
+  for (const auto& f : findings) {
+    if ((f.level != "L2" && f.level != "L3") || f.ranks.size() != 1 || f.ranks.front() == h.rank ||
+        std::find(line.begin(), line.end(), f.ranks.front()) == line.end())
+      continue;
+    const auto at = std::lower_bound(m.steps.begin(), m.steps.end(), f.first_step);
+    const auto first = static_cast<std::size_t>(at - m.steps.begin());
+    if (at != m.steps.end() && first + 1 >= h.first && first <= h.first + 1) return f.ranks.front();
+  }
+  return -1;
+}
+
 template <class = void>
 inline finding l4_finding(const job_model& m, const topology& topo, const holdback& h) {
   finding f;
@@ -894,6 +915,7 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   // L4: the rank the others wait for. On a finding that names it already, the wait it costs
   // is evidence; alone (its own metrics look normal), it is a finding of its own.
   const auto l4 = find_holdbacks(m, topo, o.l4);
+  std::vector<std::string> cascades;
   for (const auto& h : l4.holdbacks) {
     bool named = false;
     for (auto& f : rep.findings) {
@@ -901,9 +923,28 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
       detail::add_holdback_evidence(f, h);
       named = true;
     }
-    if (!named) rep.findings.push_back(detail::l4_finding(m, topo, h));
+    if (named) continue;
+    // Late from the step a rank of its own pipeline (another stage, same place) slowed down:
+    // it passes that rank's delay on through the transfers between them, which the
+    // previous-instance rule of the attribution does not always see (a stage-3 straggler's
+    // stage-2 neighbour sent later to stage 1 at every step of the fault).
+    const int cause = detail::pipeline_cause(rep.findings, m, topo, h);
+    if (cause >= 0) {
+      cascades.push_back("rank " + std::to_string(h.rank) + " (from step " + std::to_string(m.steps[h.first]) +
+                         ", after rank " + std::to_string(cause) + ")");
+      continue;
+    }
+    rep.findings.push_back(detail::l4_finding(m, topo, h));
   }
   rep.notes.insert(rep.notes.end(), l4.notes.begin(), l4.notes.end());
+  if (!cascades.empty()) {
+    std::string list;
+    for (const auto& c : cascades) list += (list.empty() ? "" : ", ") + c;
+    rep.notes.push_back(
+        "L4: late at collectives from the step a rank of their pipeline in another stage slowed "
+        "down (its delay passed on through their transfers), not called holding the job back: " +
+        list);
+  }
   // L4 host side: an idle-phase straggler whose host launches late says so; stalls stand alone.
   if (m.host.measured) {
     for (const auto& st : l2.stragglers) {
