@@ -451,6 +451,48 @@ TEST_CASE("host stalls from summaries: none on healthy or faulty jobs without a 
   CHECK_THROWS_AS(diagnose::find_host_stalls(m, bad), invalid_argument);
 }
 
+TEST_CASE("host stalls in CPU traces: pauses outside profiled operators, from the time no operator ran", "[l4][host]") {
+  // Traces without GPU activity (torch.profiler on a CPU job) have no launches to measure; their
+  // idle phase is the time no profiled operator ran. A rank that pauses 80 ms every 6 steps
+  // (the others wait for it in their collectives) is a recurring stall the host recorded
+  // nothing of; the host's jitter alone is none.
+  for (const bool pauses : {false, true}) {
+    sim::job_config cfg;
+    cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=4");
+    cfg.seed = 45;
+    cfg.steps = 20;
+    auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy);
+    m.source = "traces";
+    m.windows.clear();
+    m.measured_on_host.assign(m.rank_count(), true);
+    const std::size_t idle = m.phase_index("idle");
+    REQUIRE(idle < m.phase_count());
+    std::mt19937_64 rng(45);
+    std::normal_distribution<double> jitter(0, 0.5);
+    for (std::size_t r = 0; r < m.rank_count(); ++r)
+      for (std::size_t s = 0; s < m.step_count(); ++s) m.phase_ns(r, idle, s) = 3e6 * std::exp(jitter(rng));
+    if (pauses)
+      for (std::size_t s = 3; s < m.step_count(); s += 6) {
+        m.phase_ns(1, idle, s) += 80e6;
+        for (std::size_t r = 0; r < m.rank_count(); ++r) m.iteration_ns(r, s) += 80e6;
+      }
+    INFO(std::string(pauses ? "rank 1 pauses every 6 steps" : "healthy"));
+    const auto found = diagnose::find_host_stalls(m);
+    REQUIRE(found.stalls.size() == (pauses ? 1u : 0u));
+    if (!pauses) continue;
+    const auto& st = found.stalls.front();
+    CHECK(st.cause == diagnose::host_cause::host_absent);
+    CHECK(st.on_host);
+    CHECK(st.ranks == std::vector<int>{1});
+    CHECK(st.steps.size() == 3);
+    CHECK(st.period_steps == 6);
+    const auto rep = diagnose::diagnose(m, topology(cfg.sizes));
+    const auto stalls = of_kind(rep, "host_stall");
+    REQUIRE(stalls.size() == 1);
+    CHECK(stalls.front()->summary.find("ran no profiled operator for") != std::string::npos);
+  }
+}
+
 TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a GC pause is one", "[l4][host]") {
   // Calibrated jobs: the GPU idles 1-3 ms at every step's start while the host loads the next
   // batch, with a multiplicative right tail; only the relative test (ln idle against the job's

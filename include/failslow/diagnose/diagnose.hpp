@@ -53,7 +53,9 @@
 //                      cause, gpu_idle_ns, excess_ns, cpu_busy_fraction (traces), z, steps,
 //                      period_steps (0: not periodic), job_slowdown, caused_wait_ns, host_ops,
 //                      new_kernels. From traces' launch gaps, or from summaries' idle phase
-//                      (rank-local stalls only; cause jit_compilation or host_unrecorded).
+//                      (rank-local stalls only; cause jit_compilation or host_unrecorded), or
+//                      from CPU traces' idle phase (no GPU: cause host_absent, "ran no
+//                      profiled operator for X").
 //     An L2 straggler in the idle phase whose host launches options.late_launch_ratio or more
 //     slower than its peers' (l4_host.hpp late_launch) gets evidence launch_interval_ns,
 //     peer_launch_interval_ns, launch_interval_ratio and the words "its host launches late".
@@ -666,9 +668,13 @@ inline finding host_finding(const topology& topo, const host_stall& h) {
   else
     when = std::to_string(h.steps.size()) + " times between steps " + std::to_string(h.steps.front()) + " and " +
            std::to_string(h.steps.back());
-  f.summary = who + (h.ranks.size() == 1 ? " left its GPU idle " : " left their GPUs idle ") +
-              format_duration(h.gpu_idle_ns) + (h.steps.size() == 1 && h.ranks.size() == 1 ? " " : " each ") + when +
-              (h.from_idle_phase ? ", running no kernel: " : ", launching nothing: ") + cause_words(h.cause);
+  if (h.on_host)  // CPU traces: no GPU, idle is the time no profiled operator ran
+    f.summary = who + " ran no profiled operator for " + format_duration(h.gpu_idle_ns) +
+                (h.steps.size() == 1 && h.ranks.size() == 1 ? " " : " each ") + when + ": " + cause_words(h.cause);
+  else
+    f.summary = who + (h.ranks.size() == 1 ? " left its GPU idle " : " left their GPUs idle ") +
+                format_duration(h.gpu_idle_ns) + (h.steps.size() == 1 && h.ranks.size() == 1 ? " " : " each ") + when +
+                (h.from_idle_phase ? ", running no kernel: " : ", launching nothing: ") + cause_words(h.cause);
   if (!kernels.empty()) f.summary += "; kernels launched for the first time: " + kernels;
   if (!ops.empty() && h.cause != host_cause::host_absent) f.summary += "; the host ran " + ops;
   if (h.caused_wait_ns > 0)

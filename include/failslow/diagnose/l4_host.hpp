@@ -54,6 +54,10 @@
 //     and is within a few spreads of the host's jitter is, from summaries, as likely a data
 //     loader's tail on a rank with slack); cause jit_compilation when the
 //     rank's window holds kernel keys its earlier windows did not, else host_unrecorded.
+//     Traces without GPU activity (a CPU job; model.measured_on_host) have no launches: their
+//     idle phase, the time no profiled operator ran, is x and the same tests apply, cause
+//     host_absent (host_stall::on_host). A pause in a quarter of a rank's steps widens the
+//     rank's own spread past z_rel (80 ms every 4 steps on a host that idles 2-18 ms).
 //     Occurrences of one cause in the same step form one stall (its ranks); a cause that
 //     occurs in period_min or more steps forms one recurring stall, periodic with period p when
 //     every step difference is a multiple of p and most are exactly p.
@@ -167,7 +171,8 @@ struct host_stall {
   double excess_ns = 0;                      ///< summed over occurrences
   double cpu_busy_fraction = 0;              ///< median over occurrences
   double z = 0;                              ///< the largest
-  bool from_idle_phase = false;              ///< measured from window summaries' idle (no host events)
+  bool from_idle_phase = false;              ///< measured from the idle phase (summaries, CPU traces)
+  bool on_host = false;                      ///< CPU traces: gpu_idle_ns is time no profiled operator ran
   double job_slowdown = 0;                   ///< excess / the job's median iteration summed over first..last
   double caused_wait_ns = 0;                 ///< others' wait blamed on its ranks in its steps (L4 waits; 0 without)
   std::vector<std::pair<std::string, double>> top_ops;  ///< host operators in the gaps, summed
@@ -361,10 +366,15 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
         "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor, relative_floor > 0, busy_fraction in "
         "[0, 1], period_min >= 2, local_share in (0, 1], job_alpha in (0, 1)");
   host_stall_result out;
-  // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps.
-  const bool from_idle = !m.host.measured && m.source == "summaries";
+  // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps. So
+  // does the idle of traces without GPU activity (a CPU job: the time no profiled operator ran),
+  // which have no launches to measure and no kernels to be new.
+  bool on_host = !m.host.measured && m.source == "traces" && !m.measured_on_host.empty();
+  for (std::size_t r = 0; on_host && r < m.measured_on_host.size(); ++r)
+    on_host = !(r < m.has_rank.size() && m.has_rank[r]) || m.measured_on_host[r];
+  const bool from_idle = (!m.host.measured && m.source == "summaries") || on_host;
   host_activity fallback;
-  if (from_idle) fallback = detail::host_from_idle_phase(m, host_measure_options{}.new_kernel_names);
+  if (from_idle) fallback = detail::host_from_idle_phase(m, on_host ? 0 : host_measure_options{}.new_kernel_names);
   const auto& h = from_idle ? fallback : m.host;
   const std::size_t R = m.rank_count(), S = m.step_count();
   if (!h.measured || h.gaps.size() != R) return out;
@@ -496,7 +506,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       found f;
       f.gap = &g;
       f.job_tail = from_idle ? 0.0 : job_tail(x[s]);
-      f.jit = h.new_kernels(r, s) > 0;
+      f.jit = !on_host && h.new_kernels(r, s) > 0;
       f.occ.rank = static_cast<int>(r);
       f.occ.step = s;
       f.occ.gpu_idle_ns = g.gpu_idle_ns;
@@ -505,8 +515,10 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       const double window = static_cast<double>(std::max<std::int64_t>(1, g.end_ns - g.start_ns));
       f.occ.cpu_busy_fraction = std::min(1.0, g.cpu_busy_ns / window);
       const std::string top = g.top_ops.empty() ? std::string() : g.top_ops.front().first;
-      if (h.new_kernels(r, s) > 0)
+      if (f.jit)
         f.cause = host_cause::jit_compilation;
+      else if (on_host)  // no profiled operator ran: the host recorded nothing
+        f.cause = host_cause::host_absent;
       else if (from_idle)
         f.cause = host_cause::host_unrecorded;
       else if (f.occ.cpu_busy_fraction >= o.busy_fraction && detail::name_has(top, {"gc.", "gc_", "garbage"}))
@@ -565,6 +577,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       host_stall st;
       st.cause = c;
       st.from_idle_phase = from_idle;
+      st.on_host = on_host;
       std::vector<double> idle, busy;
       std::map<std::string, double> ops;
       for (std::size_t s : steps) {
