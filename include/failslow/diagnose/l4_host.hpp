@@ -57,7 +57,7 @@
 //     Traces without GPU activity (a CPU job; model.measured_on_host) have no launches: their
 //     idle phase, the time no profiled operator ran, is x and the same tests apply, cause
 //     host_absent (host_stall::on_host). A pause in a quarter of a rank's steps widens the
-//     rank's own spread past z_rel (80 ms every 4 steps on a host that idles 2-18 ms).
+//     rank's own spread past z_rel (80 ms every 4 steps on a host that idles 1.5-11 ms).
 //     Occurrences of one cause in the same step form one stall (its ranks); a cause that
 //     occurs in period_min or more steps forms one recurring stall, periodic with period p when
 //     every step difference is a multiple of p and most are exactly p.
