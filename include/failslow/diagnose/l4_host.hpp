@@ -517,9 +517,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       const std::string top = g.top_ops.empty() ? std::string() : g.top_ops.front().first;
       if (f.jit)
         f.cause = host_cause::jit_compilation;
-      else if (on_host)  // no profiled operator ran: the host recorded nothing
-        f.cause = host_cause::host_absent;
-      else if (from_idle)
+      else if (from_idle && !on_host)  // CPU traces: no operator ran (cpu_busy 0), host_absent below
         f.cause = host_cause::host_unrecorded;
       else if (f.occ.cpu_busy_fraction >= o.busy_fraction && detail::name_has(top, {"gc.", "gc_", "garbage"}))
         f.cause = host_cause::garbage_collection;
