@@ -729,9 +729,13 @@ inline void add_pipeline_cost(finding& f, const job_model& m, const topology& to
                words + (grows ? ", growing downstream" : "") + " (L4)";
 }
 
+/// How many standard errors of its own step-to-step noise a waiting stage's change must be.
+inline constexpr double bubble_min_z = 3.5;
+
 // A job-wide slow window no finding explains, in a pipeline: when the transfers of every stage
 // but one wait at least 1 % of a step more over the window and that one's do not (under a
-// quarter of the least of the others'), the pipeline waits for that stage -- the bubble a
+// quarter of the least of the others') and each waiting stage's change is bubble_min_z
+// standard errors of its step-to-step noise, the pipeline waits for that stage -- the bubble a
 // delay too small or too spread for L2/L3 opens downstream. The rank: the stage's rank that
 // others' waits were blamed on most over the window (wait attribution). Null when not so.
 template <class = void>
@@ -751,6 +755,30 @@ inline std::optional<finding> pipeline_bubble_finding(const job_model& m, const 
   for (std::size_t s = 0; s < change.size(); ++s)
     if (s != origin) least_other = std::min(least_other, change[s]);
   if (!(least_other >= 0.01 * step) || !(change[origin] < 0.25 * least_other)) return std::nullopt;
+  // Each waiting stage's change must stand out from its own step-to-step noise: bubble_min_z
+  // standard errors of the window's mean, the spread from the steps outside it (1.4826 MAD of
+  // the stage's per-step median wait). At noise x2 a healthy 2-stage job's stage 0 waited
+  // +1.0 ms for 3 steps where its waits move by 1 ms from step to step.
+  for (std::size_t s = 0; s < change.size(); ++s) {
+    if (s == origin) continue;
+    std::vector<double> outside, ranks;
+    std::size_t inside = 0;
+    for (std::size_t k = 1; k < m.step_count(); ++k) {
+      ranks.clear();
+      for (std::size_t r = 0; r < m.rank_count(); ++r)
+        if (m.has_rank[r] && topo.coordinate(static_cast<int>(r), parallel_dim::pp) == static_cast<int>(s) &&
+            !std::isnan(m.iteration_ns(r, k)))
+          ranks.push_back(m.waits.p2p_waited_ns(r, k));
+      if (ranks.empty()) continue;
+      if (k >= w.first && k <= w.last)
+        ++inside;
+      else
+        outside.push_back(stats::median(ranks));
+    }
+    if (inside == 0 || outside.size() < 3) return std::nullopt;
+    const double se = stats::mad_normal(outside) / std::sqrt(static_cast<double>(inside));
+    if (!(change[s] >= bubble_min_z * se)) return std::nullopt;
+  }
   finding f;
   f.level = "L4";
   f.kind = "pipeline_bubble";
