@@ -34,6 +34,25 @@ diagnose::job_model l4_model_of(const failslow_test::traced_job& tj) {
   return m;
 }
 
+// R ranks x S steps of `iteration` ns each, with wait attribution whose tables are all zero
+// (the tests fill late_ns, caused_ns and victims).
+diagnose::job_model waits_model(std::size_t R, std::size_t S, double iteration) {
+  diagnose::job_model m;
+  m.world_size = static_cast<int>(R);
+  for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(s));
+  m.has_rank.assign(R, true);
+  m.iteration_ns = dense_array<double, 2>({R, S});
+  m.iteration_ns.fill(iteration);
+  auto& w = m.waits;
+  w.available = true;
+  w.collectives = w.instances = R * S;
+  for (auto* a : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
+    *a = dense_array<double, 2>({R, S});
+    a->fill(0);
+  }
+  return m;
+}
+
 sim::job_config l4_config(const l4_job_case& c, int steps) {
   sim::job_config cfg;
   cfg.sizes = parallel_sizes{};
@@ -411,19 +430,8 @@ TEST_CASE(
   for (const auto& k : {c{2e6, 0, false}, c{2e6, 8, true}, c{5e6, 0, true}})
     for (std::uint64_t seed : {1u, 2u, 3u}) {
       const std::size_t R = 8, S = 20;
-      diagnose::job_model m;
-      m.world_size = static_cast<int>(R);
-      for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(s));
-      m.has_rank.assign(R, true);
-      m.iteration_ns = dense_array<double, 2>({R, S});
-      m.iteration_ns.fill(100e6);
+      auto m = waits_model(R, S, 100e6);
       auto& w = m.waits;
-      w.available = true;
-      w.collectives = w.instances = R * S;
-      for (auto* a : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
-        *a = dense_array<double, 2>({R, S});
-        a->fill(0);
-      }
       w.victims.assign(R, 0);
       w.victims[3] = R - 1;
       std::mt19937_64 rng(seed);
@@ -468,19 +476,8 @@ TEST_CASE(
       ps.dp = 4;
       const topology topo(ps);
       const std::size_t R = 32, S = 24;
-      diagnose::job_model m;
-      m.world_size = static_cast<int>(R);
-      for (std::size_t s = 0; s < S; ++s) m.steps.push_back(static_cast<std::int64_t>(s));
-      m.has_rank.assign(R, true);
-      m.iteration_ns = dense_array<double, 2>({R, S});
-      m.iteration_ns.fill(60e6);
+      auto m = waits_model(R, S, 60e6);
       auto& w = m.waits;
-      w.available = true;
-      w.collectives = w.instances = R * S;
-      for (auto* a : {&w.waited_ns, &w.caused_ns, &w.late_ns, &w.p2p_waited_ns}) {
-        *a = dense_array<double, 2>({R, S});
-        a->fill(0);
-      }
       w.victims.assign(R, 3);
       std::mt19937_64 rng(seed);
       std::uniform_real_distribution<double> u(0, 1);
