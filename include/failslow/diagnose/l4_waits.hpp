@@ -488,10 +488,10 @@ inline l4_result find_holdbacks(const job_model& m, const topology& topo, const 
   // steps), its first stages do not, so the job's spread is that of the quiet stages.
   auto stage_spread = [&](std::size_t r) {
     if (topo.size(parallel_dim::pp) < 2) return 0.0;
-    buf.clear();
+    std::vector<double> stage;
     for (int q : topo.group(static_cast<int>(r), dim_set::all() & ~dim_set{parallel_dim::pp}))
-      if (std::isfinite(excess[static_cast<std::size_t>(q)])) buf.push_back(excess[static_cast<std::size_t>(q)]);
-    return buf.size() >= o.min_stage_ranks ? stats::mad_normal(buf) : 0.0;
+      if (std::isfinite(excess[static_cast<std::size_t>(q)])) stage.push_back(excess[static_cast<std::size_t>(q)]);
+    return stage.size() >= o.min_stage_ranks ? stats::mad_normal(stage) : 0.0;
   };
   for (std::size_t r = 0; r < R; ++r) {
     if (!m.has_rank[r] || r >= w.victims.size() || w.victims[r] == 0) continue;
