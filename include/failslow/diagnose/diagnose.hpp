@@ -867,7 +867,9 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   rep.topology.source = o.topology_source;
   rep.notes = m.notes;
   if (m.steps.empty()) {
-    rep.notes.push_back("no steps with GPU work: nothing to diagnose");
+    rep.notes.push_back(
+        "no measured steps (GPU work, or host operators in traces without GPU activity): nothing to "
+        "diagnose");
     return rep;
   }
   const auto l1 = find_slow_windows(m, o.l1);

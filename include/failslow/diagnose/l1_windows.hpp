@@ -455,7 +455,7 @@ inline l1_result find_slow_windows(const job_model& m, const l1_options& o = {})
   }
   out.job = analyze_series(out.job_series, o);
   if (out.job.values < o.min_steps) {
-    out.notes.push_back("L1: " + std::to_string(out.job.values) + " step(s) with GPU work; at least " +
+    out.notes.push_back("L1: " + std::to_string(out.job.values) + " measured step(s); at least " +
                         std::to_string(o.min_steps) + " are needed to tell a slow step from the job's pace");
     return out;
   }
