@@ -152,14 +152,22 @@ inline std::string rank_placed(const topology& topo, int rank) {
   return "rank " + std::to_string(rank) + (where.empty() ? "" : " (" + where + ")");
 }
 
+/// A finding of `level` and `kind` over model steps [first, last] (indices into m.steps).
+template <class = void>
+inline finding finding_over(const job_model& m, const char* level, const char* kind, std::size_t first,
+                            std::size_t last) {
+  finding f;
+  f.level = level;
+  f.kind = kind;
+  f.first_step = m.steps[first];
+  f.last_step = m.steps[last];
+  return f;
+}
+
 template <class = void>
 inline finding l1_finding(const job_model& m, const slow_window& w) {
-  finding f;
-  f.level = "L1";
-  f.kind = "slow_window";
+  auto f = finding_over(m, "L1", "slow_window", w.first, w.last);
   if (w.rank >= 0) f.ranks = {w.rank};
-  f.first_step = m.steps[w.first];
-  f.last_step = m.steps[w.last];
   f.score = w.ratio;
   std::vector<double> steps;
   for (std::size_t s : w.steps) steps.push_back(static_cast<double>(m.steps[s]));
@@ -234,15 +242,11 @@ inline std::string straggler_kind_words(const phase_info& ph) {
 
 template <class = void>
 inline finding l2_finding(const job_model& m, const topology& topo, const straggler& st) {
-  finding f;
-  f.level = "L2";
-  f.kind = "straggler";
+  auto f = finding_over(m, "L2", "straggler", st.first, st.last);
   f.ranks = {st.rank};
   f.group = st.group;
   const auto& ph = m.phases[st.phase];
   f.phase = ph.name;
-  f.first_step = m.steps[st.first];
-  f.last_step = m.steps[st.last];
   f.score = st.z;
   std::vector<double> peers(st.peers.begin(), st.peers.end());
   std::string also;
@@ -335,15 +339,11 @@ inline std::string until(const job_model& m, std::size_t last) {
 
 template <class = void>
 inline finding l3_kernel_finding(const job_model& m, const topology& topo, const degraded_kernel& d) {
-  finding f;
-  f.level = "L3";
-  f.kind = "degraded_kernel";
+  auto f = finding_over(m, "L3", "degraded_kernel", d.first, d.last);
   f.ranks = {d.rank};
   f.group = d.group;
   set_kernel(f, m.kernel_names[d.key]);
   f.phase = std::string(to_string(m.kernel_classes[d.key]));
-  f.first_step = m.steps[d.first];
-  f.last_step = m.steps[d.last];
   f.score = d.z;
   f.evidence.add("observed_ns", d.observed_ns)
       .add("baseline_ns", d.baseline_ns)
@@ -390,14 +390,10 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
 
 template <class = void>
 inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
-  finding f;
-  f.level = "L3";
-  f.kind = "degraded_link";
+  auto f = finding_over(m, "L3", "degraded_link", d.first, d.last);
   f.group = d.group;
   set_kernel(f, m.kernel_names[d.key]);
   f.phase = "communication";
-  f.first_step = m.steps[d.first];
-  f.last_step = m.steps[d.last];
   f.score = d.z;
   f.evidence.add("transfer_ns", d.transfer_ns)
       .add("baseline_transfer_ns", d.baseline_transfer_ns)
@@ -428,13 +424,9 @@ inline finding l3_link_finding(const job_model& m, const degraded_link& d) {
 
 template <class = void>
 inline finding l3_outlier_finding(const job_model& m, const topology& topo, const outlier_rank& d) {
-  finding f;
-  f.level = "L3";
-  f.kind = "outlier_rank";
+  auto f = finding_over(m, "L3", "outlier_rank", d.first, d.last);
   f.ranks = {d.rank};
   f.group = d.group;
-  f.first_step = m.steps[d.first];
-  f.last_step = m.steps[d.last];
   f.score = d.distance;
   std::string devs;
   for (std::size_t i = 0; i < d.features.size(); ++i) {
@@ -467,9 +459,7 @@ inline finding l3_outlier_finding(const job_model& m, const topology& topo, cons
 
 template <class = void>
 inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
-  finding f;
-  f.level = "L3";
-  f.kind = "slow_stage";
+  auto f = finding_over(m, "L3", "slow_stage", d.first, d.last);
   // A role under a guessed layout is no stage number of the layout: its ranks are named instead.
   if (d.by_role)
     f.ranks = d.ranks;
@@ -477,8 +467,6 @@ inline finding l3_stage_finding(const job_model& m, const slow_stage& d) {
     f.group = "stage:" + std::to_string(d.stage);
   f.phase = "compute";
   if (!d.kernels.empty()) detail::set_kernel(f, m.kernel_names[d.kernels.front().first]);
-  f.first_step = m.steps[d.first];
-  f.last_step = m.steps[d.last];
   f.score = d.z;
   f.evidence.add("observed_ns", d.observed_ns)
       .add("baseline_ns", d.baseline_ns)
@@ -549,13 +537,9 @@ inline int pipeline_cause(const std::vector<finding>& findings, const job_model&
 
 template <class = void>
 inline finding l4_finding(const job_model& m, const topology& topo, const holdback& h) {
-  finding f;
-  f.level = "L4";
-  f.kind = "holds_back";
+  auto f = finding_over(m, "L4", "holds_back", h.first, h.last);
   f.ranks = {h.rank};
   f.phase = h.phase_before;
-  f.first_step = m.steps[h.first];
-  f.last_step = m.steps[h.last];
   f.score = h.z;
   f.evidence.add("z", h.z)
       .add("elevated_steps", static_cast<double>(h.steps))
@@ -592,14 +576,10 @@ inline std::string cause_words(host_cause c) {
 
 template <class = void>
 inline finding slow_host_finding(const job_model& m, const topology& topo, const slow_host& h) {
-  finding f;
-  f.level = "L4";
-  f.kind = "slow_host";
+  auto f = finding_over(m, "L4", "slow_host", h.first, h.last);
   f.ranks = {h.rank};
   f.group = h.group;
   f.phase = "launch interval";
-  f.first_step = m.steps[h.first];
-  f.last_step = m.steps[h.last];
   f.score = h.z;
   f.evidence.add("launch_interval_ns", h.launch_interval_ns)
       .add("peer_launch_interval_ns", h.peer_launch_interval_ns)
@@ -779,12 +759,8 @@ inline std::optional<finding> pipeline_bubble_finding(const job_model& m, const 
     const double se = stats::mad_normal(outside) / std::sqrt(static_cast<double>(inside));
     if (!(change[s] >= bubble_min_z * se)) return std::nullopt;
   }
-  finding f;
-  f.level = "L4";
-  f.kind = "pipeline_bubble";
+  auto f = finding_over(m, "L4", "pipeline_bubble", w.first, w.last);
   f.group = "stage:" + std::to_string(origin);
-  f.first_step = m.steps[w.first];
-  f.last_step = m.steps[w.last];
   // Its rank the others waited for most.
   int rank = -1;
   double caused = 0;
