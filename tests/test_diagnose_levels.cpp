@@ -342,9 +342,12 @@ TEST_CASE("L2 with a guessed layout: changed but not slower, negligible or slow 
 TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread, is found against its own history",
           "[diagnose][l2]") {
   // 16 data-parallel GPUs that differ by up to +-2 % and vary 0.8 % per step: a rank 2.5 %
-  // slower from step 8 is 1-2 robust scales above its peers, never an elevated step, but 5 of
-  // its own steps' standard errors above its past relative to them.
-  // Power, not certainty: found in at least 18 of 20 seeds, never a healthy rank.
+  // slower from step 8 is 1-2 robust scales above its peers, never an elevated step, but about
+  // 6 of its own steps' standard errors above its past relative to them (t 4.5-6.6 by seed).
+  // Power, not certainty: the best window of a scan pays for the windows tried (15 times the
+  // p-value of one window ending at step 23 of 24), and at t 4.5 that leaves p 1e-3, not
+  // significant among the job's 64 tests: found in at least 14 of 20 seeds (15 measured; 18
+  // with the scan unpaid for, which also called healthy ranks), never a healthy rank.
   const std::size_t G = 16, S = 24;
   std::size_t found = 0;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -393,10 +396,70 @@ TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread
       CHECK(diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr, across).stragglers.empty());
     }
   }
-  CHECK(found >= 18);
+  CHECK(found >= 14);
   diagnose::l2_options bad;
   bad.own_history_min_effect = -0.01;
   CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
+}
+
+TEST_CASE("the window scan's factor bounds what a simulated scan is worth", "[diagnose][reference]") {
+  // The best window of an iid normal series against the rest: how often its t passes c, over
+  // how often one fixed window's does (numpy, seeded). The factor must not be below it (80 %:
+  // Monte Carlo error with 30 or more hits) nor wastefully above (3.5x).
+  const auto cases = load_fixture("diagnose/window_scan.json");
+  REQUIRE(cases.size() >= 16);
+  std::size_t used = 0;
+  for (const auto& c : cases) {
+    if (c.at("hits").get<int>() < 30) continue;
+    ++used;
+    const double n = c.at("n").get<double>(), want = c.at("factor").get<double>();
+    const bool to_end = c.at("to_end").get<bool>();
+    INFO("n " << n << (to_end ? " to the end" : " any window") << " c " << c.at("c").get<double>());
+    const double got = diagnose::detail::window_scan_factor(n, to_end);
+    CHECK(got >= 0.8 * want);
+    CHECK(got <= 3.5 * want);
+  }
+  CHECK(used >= 12);
+}
+
+TEST_CASE("L2: a healthy rank's best run of its own steps is no change (the scan over windows is paid for)",
+          "[diagnose][l2]") {
+  // tp 4 x dp 16, 40 steps of iid noise around each GPU's own speed: each of the 64 ranks' own
+  // history is scanned for its longest sustained window, and the best of the windows tried is
+  // a few standard errors out by chance (a 12-step run at t 4, p 2e-4 before the scan was paid
+  // for; 1.02x claims on healthy jobs). Seeds, noise levels and step counts vary.
+  parallel_sizes sz;
+  sz.tp = 4;
+  sz.dp = 16;
+  const topology topo(sz);
+  std::size_t claims = 0, jobs = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed)
+    for (const double sd : {0.006, 0.012})
+      for (const std::size_t S : {std::size_t{24}, std::size_t{40}}) {
+        std::mt19937_64 rng(seed * 7919 + S);
+        std::normal_distribution<double> noise(0, sd);
+        std::uniform_real_distribution<double> gpu(-0.02, 0.02);
+        auto m = empty_model(64, S);
+        for (std::size_t r = 0; r < 64; ++r) {
+          const double speed = std::exp(gpu(rng));
+          for (std::size_t s = 0; s < S; ++s) {
+            m.iteration_ns(r, s) = 60e6;
+            m.phase_ns(r, diagnose::compute_phase, s) = 30e6 * speed * std::exp(noise(rng));
+            m.phase_ns(r, diagnose::communication_phase, s) = 25e6 * std::exp(noise(rng));
+            m.phase_ns(r, diagnose::memory_phase, s) = 3e6 * std::exp(noise(rng));
+            m.phase_ns(r, diagnose::idle_phase, s) = 0.1e6;
+          }
+        }
+        ++jobs;
+        const auto res = diagnose::find_stragglers(m, topo, nullptr);
+        for (const auto& x : res.stragglers)
+          UNSCOPED_INFO("seed " << seed << " sd " << sd << " steps " << S << ": rank " << x.rank << " steps " << x.first
+                                << "-" << x.last << " ratio " << x.ratio << " p " << x.p_value << " q " << x.q_value
+                                << " within " << x.compared_within);
+        claims += res.stragglers.size();
+      }
+  INFO(claims << " claims in " << jobs << " healthy jobs");
+  CHECK(claims == 0);
 }
 
 TEST_CASE("L2: groups too small to compare are widened along tp, else noted", "[diagnose][l2]") {

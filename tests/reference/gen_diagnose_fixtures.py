@@ -14,6 +14,11 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
                   elevated steps, the persistent run (bridged by still-slow steps), the binomial p-value against the other
                   ranks' rate (the Jeffreys estimate (K + 1/2) / (N + 1)) and the Benjamini-Hochberg q-values
                   (as scipy.stats.false_discovery_control), and which ranks are stragglers
+  window_scan.json  what the best window of a scan is worth: iid normal series of n steps, the
+                  largest two-sample Student t (pooled variance) of every window of at least 3
+                  steps against the rest (at least 3), over windows that end at the series' end
+                  and over all windows; per n and level c, P(max t > c) / P(t(n - 2) > c), the
+                  number of independent tests the scan is worth (seeded simulation)
 """
 import json
 import os
@@ -145,6 +150,37 @@ def l2_group(x):
     return {"values": x.tolist(), "scale": float(scale), "p": p.tolist(), "q": q.tolist(), "stragglers": ranks}
 
 
+def window_scan_cases():
+    rng = np.random.default_rng(20261203)
+    cases = []
+    for n in (16, 24, 40, 60):
+        reps = 40000 if n <= 40 else 16000
+        x = rng.standard_normal((reps, n))
+        cs = np.concatenate([np.zeros((reps, 1)), np.cumsum(x, 1)], 1)
+        cs2 = np.concatenate([np.zeros((reps, 1)), np.cumsum(x * x, 1)], 1)
+        best_end = np.full(reps, -np.inf)
+        best_any = np.full(reps, -np.inf)
+        for a in range(n):
+            for b in range(a + 3, n + 1):  # the window is steps [a, b)
+                inside, outside = b - a, n - (b - a)
+                if outside < 3:
+                    continue
+                s_in = cs[:, b] - cs[:, a]
+                mu_in, mu_out = s_in / inside, (cs[:, n] - s_in) / outside
+                ss = (cs2[:, b] - cs2[:, a] - inside * mu_in ** 2) + (cs2[:, n] - (cs2[:, b] - cs2[:, a]) - outside * mu_out ** 2)
+                t = (mu_in - mu_out) / (np.sqrt(ss / (n - 2)) * np.sqrt(1 / inside + 1 / outside))
+                best_any = np.maximum(best_any, t)
+                if b == n:
+                    best_end = np.maximum(best_end, t)
+        for c in (4.0, 4.5):
+            single = float(stats.t.sf(c, n - 2))
+            for to_end, best in ((True, best_end), (False, best_any)):
+                hits = int((best > c).sum())
+                cases.append({"n": n, "c": c, "to_end": to_end, "replicates": reps, "hits": hits,
+                              "factor": hits / reps / single})
+    return cases
+
+
 def l2_cases():
     rng = np.random.default_rng(20261201)
     cases = []
@@ -177,3 +213,4 @@ if __name__ == "__main__":
     dump("binomial.json", binomial_cases())
     dump("student_t.json", student_t_cases())
     dump("l2_groups.json", l2_cases())
+    dump("window_scan.json", window_scan_cases())

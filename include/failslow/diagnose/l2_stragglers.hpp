@@ -295,6 +295,53 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
   return out;
 }
 
+// How many independent tests the best window of a scan over a series of n steps is worth: the
+// factor its single-window p-value is multiplied by. Measured by simulating the scan -- the
+// largest two-sample t of every window of at least 3 steps against the rest of an iid normal
+// series, P(max t > c) / P(t(n - 2) > c) at c 4 and 4.5 (tests/reference/gen_diagnose_fixtures.py,
+// window_scan.json): a window that lasts to the series' end (a change that stays, the fail-slow
+// case) is one of 8 (16 steps) to 23 (60 steps), here 3 sqrt(n); one that ends before it, of 58
+// (16 steps) to 390 (60 steps), here n^2 / 4: at these tails nearly every window counts by itself.
+template <class = void>
+inline double window_scan_factor(double n, bool to_end) {
+  return std::max(1.0, to_end ? 3 * std::sqrt(n) : n * n / 4);
+}
+
+// The typical step-to-step noise of a group's ranks relative to each other in work phase p: per
+// member the sd of ln(its time / the others' median) around its own mean, the median over the
+// members (a member with a change of its own does not set it). The others' median leaves the
+// member out up to 32 members, and includes it beyond (where one value moves it little).
+// 0 with fewer than 3 members or 3 steps.
+template <class = void>
+inline double group_ratio_noise(const job_model& m, std::size_t p, const std::vector<int>& members) {
+  const std::size_t S = m.step_count(), G = members.size();
+  if (G < 3 || S < 3) return 0;
+  std::vector<double> sds, col, med_all(S, std::numeric_limits<double>::quiet_NaN());
+  const bool leave_out = G <= 32;
+  if (!leave_out)
+    for (std::size_t s = 0; s < S; ++s) {
+      col.clear();
+      for (int x : members) col.push_back(m.phase_ns(static_cast<std::size_t>(x), p, s));
+      med_all[s] = finite_median(col);
+    }
+  for (int r : members) {
+    stats::running_moments<double> mo;
+    for (std::size_t s = 0; s < S; ++s) {
+      double ref = med_all[s];
+      if (leave_out) {
+        col.clear();
+        for (int x : members)
+          if (x != r) col.push_back(m.phase_ns(static_cast<std::size_t>(x), p, s));
+        ref = finite_median(col);
+      }
+      const double own = m.phase_ns(static_cast<std::size_t>(r), p, s);
+      if (own > 0 && ref > 0 && std::isfinite(own) && std::isfinite(ref)) mo.add(std::log(own / ref));
+    }
+    if (mo.count() >= 3) sds.push_back(mo.stddev());
+  }
+  return sds.empty() ? 0.0 : stats::median(sds);
+}
+
 // A rank with too few comparable peers against its own history: the series of its phase time
 // over the median of the other ranks' (for idle: (I + its idle) / (I + their median idle), I
 // their median iteration), whose job-wide changes cancel -- the phase time itself when there
@@ -305,7 +352,7 @@ inline std::vector<rank_group> comparable_groups(const job_model& m, const topol
 // series' noise scale).
 template <class = void>
 inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
-                                   const l2_options& o, double floor) {
+                                   const l2_options& o, double floor, double group_noise = 0) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   const std::size_t S = m.step_count(), r = static_cast<std::size_t>(rank);
   const bool idle = m.phases[p].role == phase_role::idle;
@@ -359,13 +406,34 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   st.last = best->last;
   st.elevated_steps = best->steps.size();
   st.z = best->z;
-  const double t =
-      best->z / std::sqrt(1 / static_cast<double>(best->steps.size()) + 1 / static_cast<double>(a.baseline_steps));
-  // Student t: the scale is estimated from the series' differences, as L1's thresholds say (a
-  // normal tail called 8 steps 5.2 scales up p = 1e-7 where t with 13 degrees of freedom gives
-  // 1e-4: on bimodal kernel noise that is a healthy rank's chance run).
-  st.p_value =
-      a.noise_df > 0 ? stats::detail::student_t_upper_tail(t, a.noise_df) : 0.5 * std::erfc(t / std::sqrt(2.0));
+  // The claim's p-value: a two-sample Student t-test of the window's steps against every other
+  // measured step (log space, pooled variance, n_in + n_out - 2 degrees of freedom; the sd at
+  // least the timer's resolution), exact for iid normal noise at a fixed window. L1's z is not
+  // used: its scale comes from the series' trimmed differences, which a 24-step series can put at
+  // half its spread (a healthy rank's chance 19-step run at z 3.3 became p 8e-7).
+  std::vector<double> in_log, out_log;
+  std::size_t last_measured = 0;
+  for (std::size_t s = 0; s < S; ++s)
+    if (std::isfinite(q[s]) && q[s] > 0) {
+      (s >= best->first && s <= best->last ? in_log : out_log).push_back(std::log(q[s]));
+      last_measured = s;
+    }
+  if (in_log.size() < 2 || out_log.size() < 2) return st;
+  const auto in_m = stats::moments(in_log), out_m = stats::moments(out_log);
+  const double n_in = static_cast<double>(in_log.size()), n_out = static_cast<double>(out_log.size());
+  const double n = n_in + n_out, df = n - 2;
+  // The rank's own noise, or its peers' typical noise (group_noise, from many more steps) where
+  // that is larger: a 24-step series' own sd has 22 degrees of freedom, and its heavy t tail cost
+  // a 2.5 % change over 16 steps its significance in 1 of 4 seeds.
+  const double own_sd = std::sqrt((in_m.sum_of_squares() + out_m.sum_of_squares()) / df);
+  const bool peers_noise = group_noise > own_sd;
+  const double sd = std::max({own_sd, group_noise, o.resolution});
+  const double t = (in_m.mean() - out_m.mean()) / (sd * std::sqrt(1 / n_in + 1 / n_out));
+  // The window is the best of many the scan tried: its p-value is paid for them (a healthy
+  // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
+  const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
+                                      : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
+  st.p_value = std::min(1.0, p_window * window_scan_factor(n, best->last >= last_measured));
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
     const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
@@ -633,17 +701,20 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   std::vector<straggler> own_claims;
   std::vector<bool> own_in_group;
   if (o.own_history && present.size() >= 2)
-    for (const auto& [p, members, in_group] : lonely)
+    for (const auto& [p, members, in_group] : lonely) {
+      const bool with_peers = in_group && !mixed_groups;
+      const double noise = with_peers ? detail::group_ratio_noise(m, p, members) : 0.0;
       for (int r : members) {
         ++out.tests;
         // A rank with peers is referred to them (the same work); one without, to the whole job.
         // (A guessed layout's group may mix work: there, the whole job, as before.)
-        auto st = in_group && !mixed_groups ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect)
-                                            : detail::own_history_claim(m, r, p, present, o, o.min_effect);
+        auto st = with_peers ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect, noise)
+                             : detail::own_history_claim(m, r, p, present, o, o.min_effect);
         pvals.push_back(st.p_value);
         own_claims.push_back(std::move(st));
         own_in_group.push_back(in_group);
       }
+    }
   if (pvals.empty()) return out;
   const auto fdr = detect::false_discovery_control(pvals, o.fdr_q);
 
