@@ -346,7 +346,7 @@ TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread
   // 6 of its own steps' standard errors above its past relative to them (t 4.5-6.6 by seed).
   // Power, not certainty: the best window of a scan pays for the windows tried (15 times the
   // p-value of one window ending at step 23 of 24), and at t 4.5 that leaves p 1e-3, not
-  // significant among the job's 64 tests: found in at least 14 of 20 seeds (15 measured; 18
+  // significant among the job's 64 tests: found in at least 13 of 20 seeds (14 measured; 18
   // with the scan unpaid for, which also called healthy ranks), never a healthy rank.
   const std::size_t G = 16, S = 24;
   std::size_t found = 0;
@@ -396,7 +396,7 @@ TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread
       CHECK(diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr, across).stragglers.empty());
     }
   }
-  CHECK(found >= 14);
+  CHECK(found >= 13);
   diagnose::l2_options bad;
   bad.own_history_min_effect = -0.01;
   CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
@@ -424,40 +424,48 @@ TEST_CASE("the window scan's factor bounds what a simulated scan is worth", "[di
 
 TEST_CASE("L2: a healthy rank's best run of its own steps is no change (the scan over windows is paid for)",
           "[diagnose][l2]") {
-  // tp 4 x dp 16, 40 steps of iid noise around each GPU's own speed: each of the 64 ranks' own
-  // history is scanned for its longest sustained window, and the best of the windows tried is
-  // a few standard errors out by chance (a 12-step run at t 4, p 2e-4 before the scan was paid
-  // for; 1.02x claims on healthy jobs). Seeds, noise levels and step counts vary.
+  // tp 4 x dp 16, 24 or 40 steps of noise around each GPU's own speed: each of the 64 ranks'
+  // own history is scanned for its longest sustained window, and the best of the windows tried
+  // is a few standard errors out by chance (a 12-step run at t 4, p 2e-4 before the scan was
+  // paid for; 1.02x claims on healthy jobs). Seeds, noise levels and step counts vary; 1 claim
+  // in the 96 iid jobs with the scan factor alone; 67 claims in 36 of the 96 AR(1) jobs when
+  // the autocorrelation is not allowed for.
   parallel_sizes sz;
   sz.tp = 4;
   sz.dp = 16;
   const topology topo(sz);
+  // The noise is also drawn autocorrelated, AR(1) with coefficient 0.6 (a GPU's clock and
+  // thermal state persist over steps): a run of slow steps is then no evidence of a change
+  // until it outlasts the correlation.
   std::size_t claims = 0, jobs = 0;
   for (std::uint64_t seed = 1; seed <= 24; ++seed)
     for (const double sd : {0.006, 0.012})
-      for (const std::size_t S : {std::size_t{24}, std::size_t{40}}) {
-        std::mt19937_64 rng(seed * 7919 + S);
-        std::normal_distribution<double> noise(0, sd);
-        std::uniform_real_distribution<double> gpu(-0.02, 0.02);
-        auto m = empty_model(64, S);
-        for (std::size_t r = 0; r < 64; ++r) {
-          const double speed = std::exp(gpu(rng));
-          for (std::size_t s = 0; s < S; ++s) {
-            m.iteration_ns(r, s) = 60e6;
-            m.phase_ns(r, diagnose::compute_phase, s) = 30e6 * speed * std::exp(noise(rng));
-            m.phase_ns(r, diagnose::communication_phase, s) = 25e6 * std::exp(noise(rng));
-            m.phase_ns(r, diagnose::memory_phase, s) = 3e6 * std::exp(noise(rng));
-            m.phase_ns(r, diagnose::idle_phase, s) = 0.1e6;
+      for (const double phi : {0.0, 0.6})
+        for (const std::size_t S : {std::size_t{24}, std::size_t{40}}) {
+          std::mt19937_64 rng(seed * 7919 + S);
+          std::normal_distribution<double> noise(0, sd);
+          std::uniform_real_distribution<double> gpu(-0.02, 0.02);
+          auto m = empty_model(64, S);
+          for (std::size_t r = 0; r < 64; ++r) {
+            const double speed = std::exp(gpu(rng));
+            double e = noise(rng);
+            for (std::size_t s = 0; s < S; ++s) {
+              e = phi * e + std::sqrt(1 - phi * phi) * noise(rng);
+              m.iteration_ns(r, s) = 60e6;
+              m.phase_ns(r, diagnose::compute_phase, s) = 30e6 * speed * std::exp(e);
+              m.phase_ns(r, diagnose::communication_phase, s) = 25e6 * std::exp(noise(rng));
+              m.phase_ns(r, diagnose::memory_phase, s) = 3e6 * std::exp(noise(rng));
+              m.phase_ns(r, diagnose::idle_phase, s) = 0.1e6;
+            }
           }
+          ++jobs;
+          const auto res = diagnose::find_stragglers(m, topo, nullptr);
+          for (const auto& x : res.stragglers)
+            UNSCOPED_INFO("seed " << seed << " sd " << sd << " phi " << phi << " steps " << S << ": rank " << x.rank
+                                  << " steps " << x.first << "-" << x.last << " ratio " << x.ratio << " p " << x.p_value
+                                  << " q " << x.q_value << " within " << x.compared_within);
+          claims += res.stragglers.size();
         }
-        ++jobs;
-        const auto res = diagnose::find_stragglers(m, topo, nullptr);
-        for (const auto& x : res.stragglers)
-          UNSCOPED_INFO("seed " << seed << " sd " << sd << " steps " << S << ": rank " << x.rank << " steps " << x.first
-                                << "-" << x.last << " ratio " << x.ratio << " p " << x.p_value << " q " << x.q_value
-                                << " within " << x.compared_within);
-        claims += res.stragglers.size();
-      }
   INFO(claims << " claims in " << jobs << " healthy jobs");
   CHECK(claims == 0);
 }
