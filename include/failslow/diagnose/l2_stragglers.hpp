@@ -309,8 +309,8 @@ inline double window_scan_factor(double n, bool to_end) {
 
 // The typical noise of a group's ranks relative to each other in work phase p: per member the
 // series ln(its time / the others' median), its sd around its own mean and its lag-1
-// autocorrelation; the medians over the members (a member with a change of its own sets
-// neither). The others' median leaves the member out up to 32 members, and includes it beyond
+// autocorrelation (below: about a change of level, bias-corrected); the medians over the members (a member with a
+// change of its own sets neither). The others' median leaves the member out up to 32 members, and includes it beyond
 // (where one value moves it little). Zeros with fewer than 3 members or 3 steps.
 struct ratio_noise {
   double sd = 0;
@@ -344,9 +344,38 @@ inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const st
     if (series.size() < 3) continue;
     const auto mo = stats::moments(series);
     sds.push_back(mo.stddev());
-    double num = 0;
-    for (std::size_t i = 1; i < series.size(); ++i) num += (series[i] - mo.mean()) * (series[i - 1] - mo.mean());
-    if (mo.sum_of_squares() > 0) lag1s.push_back(num / mo.sum_of_squares());
+    // The lag-1 autocorrelation about the series' best single change of level (the split with
+    // the largest sum of squares explained, 3 steps a side at least): a change another rank's
+    // fault makes in the others' median is not taken for persistent noise.
+    const std::size_t n = series.size();
+    std::size_t split = 0;
+    double best_gain = 0, left = 0;
+    for (std::size_t k = 1; k < n; ++k) {
+      left += series[k - 1];
+      if (k < 3 || n - k < 3) continue;
+      const double a = left / static_cast<double>(k) - mo.mean();
+      const double b = (mo.sum() - left) / static_cast<double>(n - k) - mo.mean();
+      const double gain = static_cast<double>(k) * a * a + static_cast<double>(n - k) * b * b;
+      if (gain > best_gain) {
+        best_gain = gain;
+        split = k;
+      }
+    }
+    auto segment_mean = [&](std::size_t from, std::size_t to) {
+      double sum = 0;
+      for (std::size_t i = from; i < to; ++i) sum += series[i];
+      return sum / static_cast<double>(to - from);
+    };
+    const double m0 = split ? segment_mean(0, split) : mo.mean(), m1 = split ? segment_mean(split, n) : mo.mean();
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double e = series[i] - (i < split ? m0 : m1);
+      den += e * e;
+      if (i > 0 && (i < split) == (i - 1 < split)) num += e * (series[i - 1] - (i - 1 < split ? m0 : m1));
+    }
+    // Kendall's correction of the estimate's bias on a short series, (n r + 1) / (n - 3)
+    // (about -(1 + 3 rho) / n: 24 steps of rho 0.6 read 0.48).
+    if (den > 0 && n > 3) lag1s.push_back((static_cast<double>(n) * num / den + 1) / static_cast<double>(n - 3));
   }
   ratio_noise out;
   if (!sds.empty()) out.sd = stats::median(sds);
@@ -717,16 +746,26 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
   // what changed for the whole job).
   std::vector<straggler> own_claims;
   std::vector<bool> own_in_group;
+  std::map<std::size_t, detail::ratio_noise> job_noise;
   if (o.own_history && present.size() >= 2)
     for (const auto& [p, members, in_group] : lonely) {
       const bool with_peers = in_group && !mixed_groups;
-      const auto noise = with_peers ? detail::group_ratio_noise(m, p, members) : detail::ratio_noise{};
+      // Without peers, how much the noise persists comes from every rank's series relative to
+      // the others (their sd is not the rank's: other work), once per phase.
+      detail::ratio_noise noise;
+      if (with_peers) {
+        noise = detail::group_ratio_noise(m, p, members);
+      } else {
+        auto it = job_noise.find(p);
+        if (it == job_noise.end()) it = job_noise.emplace(p, detail::group_ratio_noise(m, p, present)).first;
+        noise.lag1 = it->second.lag1;
+      }
       for (int r : members) {
         ++out.tests;
         // A rank with peers is referred to them (the same work); one without, to the whole job.
         // (A guessed layout's group may mix work: there, the whole job, as before.)
         auto st = with_peers ? detail::own_history_claim(m, r, p, members, o, o.own_history_min_effect, noise)
-                             : detail::own_history_claim(m, r, p, present, o, o.min_effect);
+                             : detail::own_history_claim(m, r, p, present, o, o.min_effect, noise);
         pvals.push_back(st.p_value);
         own_claims.push_back(std::move(st));
         own_in_group.push_back(in_group);
