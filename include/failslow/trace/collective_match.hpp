@@ -23,7 +23,10 @@
 //   makes unrelated ends agree by chance at other offsets, spread evenly: in a window as wide
 //   as the pairing tolerance such coincidences can outnumber the true pairs (seen on a
 //   host-paced 1F1B job: 185 chance differences 1.2 ms off against 180 true ones), in a
-//   window a fifth as wide they are a fifth as many while the true pairs all stay. Then ends
+//   window a fifth as wide they are a fifth as many while the true pairs all stay. Where the
+//   traces say which kernel is a send and which a receive ("Collective name" send / recv), a
+//   send is only compared and paired with a receive: at low noise a 1F1B schedule lined sends
+//   up with sends one micro-batch off more often (243 to 240) than with their receives. Then ends
 //   within pair_tolerance_ns of each other are paired, each kernel in at most one pair,
 //   closest ends first. Transfers left over are counted in unmatched.
 //   Instances list their members as (trace index, event index); ordinal is k for group
@@ -90,14 +93,23 @@ inline collective_matching match_collectives(const trace_set& set, const collect
     std::vector<std::vector<std::pair<std::int64_t, std::uint32_t>>> per_trace;
   };
   std::map<std::pair<name_id, bool>, key_events> keys;  // (key, point-to-point)
+  // Per trace and event: +1 a send, -1 a receive ("Collective name"), 0 not known.
+  std::vector<std::vector<std::int8_t>> direction(n);
+  const auto send_id = set.names.find("send"), recv_id = set.names.find("recv");
   for (std::size_t t = 0; t < n; ++t) {
     const auto& d = set.traces[t].data;
     std::vector<name_id> key_of;
-    for (const auto& c : d.collectives)
-      if (c.pg_name != io::collective_args::no_name && c.event < d.events.size()) {
+    for (const auto& c : d.collectives) {
+      if (c.event >= d.events.size()) continue;
+      if (c.pg_name != io::collective_args::no_name) {
         if (key_of.empty()) key_of.assign(d.events.size(), io::collective_args::no_name);
         key_of[c.event] = c.pg_name;
       }
+      if (c.collective != io::collective_args::no_name && (c.collective == send_id || c.collective == recv_id)) {
+        if (direction[t].empty()) direction[t].assign(d.events.size(), 0);
+        direction[t][c.event] = c.collective == send_id ? 1 : -1;
+      }
+    }
     for (std::size_t i = 0; i < d.events.size(); ++i) {
       const auto& e = d.events[i];
       if (e.kind != event_kind::collective) continue;
@@ -177,6 +189,15 @@ inline collective_matching match_collectives(const trace_set& set, const collect
       for (auto i : loose[b]) ends_b.emplace_back(set.traces[b].data.events[i].end_ns, i);
       std::sort(ends_a.begin(), ends_a.end());
       std::sort(ends_b.begin(), ends_b.end());
+      // A send pairs with a receive: where the traces say which each kernel is, a send's end
+      // is never compared with another send's (a periodic pipeline schedule lines up unrelated
+      // ends one micro-batch off: 243 chance differences against 240 true ones on a 1F1B job
+      // at low noise, 96 against none with the directions).
+      auto dir = [&](std::size_t t, std::uint32_t i) -> int { return direction[t].empty() ? 0 : direction[t][i]; };
+      auto compatible = [&](std::uint32_t i, std::uint32_t j) {
+        const int x = dir(a, i), y = dir(b, j);
+        return x == 0 || y == 0 || x == -y;
+      };
       // The two clocks' offset: the difference of ends that most transfers agree on (within
       // the tolerance), among all differences up to max_pair_offset_ns.
       diffs.clear();
@@ -184,7 +205,7 @@ inline collective_matching match_collectives(const trace_set& set, const collect
       for (const auto& [end, i] : ends_a) {
         while (lo < ends_b.size() && ends_b[lo].first < end - options.max_pair_offset_ns) ++lo;
         for (std::size_t j = lo; j < ends_b.size() && ends_b[j].first <= end + options.max_pair_offset_ns; ++j)
-          diffs.push_back(end - ends_b[j].first);
+          if (compatible(i, ends_b[j].second)) diffs.push_back(end - ends_b[j].first);
       }
       if (diffs.empty()) continue;
       std::sort(diffs.begin(), diffs.end());
@@ -213,10 +234,19 @@ inline collective_matching match_collectives(const trace_set& set, const collect
       for (const auto& [end, i] : ends_a) {
         const std::int64_t target = end - delta;
         auto pos = std::lower_bound(ends_b.begin(), ends_b.end(), std::make_pair(target, std::uint32_t{0}));
-        for (auto p : {pos, pos == ends_b.begin() ? ends_b.end() : pos - 1}) {
-          if (p == ends_b.end()) continue;
-          const std::int64_t d = std::llabs(p->first - target);
-          if (d <= options.pair_tolerance_ns) cands.push_back({d, a, b, i, p->second});
+        // The nearest compatible ends on either side.
+        for (auto p = pos; p != ends_b.end() && p->first - target <= options.pair_tolerance_ns; ++p)
+          if (compatible(i, p->second)) {
+            cands.push_back({p->first - target, a, b, i, p->second});
+            break;
+          }
+        for (auto p = pos; p != ends_b.begin();) {
+          --p;
+          if (target - p->first > options.pair_tolerance_ns) break;
+          if (compatible(i, p->second)) {
+            cands.push_back({target - p->first, a, b, i, p->second});
+            break;
+          }
         }
       }
     }
