@@ -61,14 +61,18 @@
 //   ranks' at each step (idle: (I + its idle) / (I + their median idle), I their median iteration) -- job-wide
 //   changes cancel -- analysed as an L1 series (l1_windows.hpp: log space, pooled baseline,
 //   Student-t thresholds; single steps ignored, min_effect the sustained floor); its longest
-//   sustained window of at least min_steps steps is the claim, p-value of the window's mean
-//   shift against the baseline pool (one-sided Student t with the noise scale's degrees of
-//   freedom), in the same BH as the group tests;
+//   sustained window of at least min_steps steps is the claim. Its p-value: a one-sided
+//   two-sample Student t of ln q over the window against every other measured step (pooled
+//   variance, n - 2 degrees of freedom; the sd widened by sqrt((1 + rho) / (1 - rho)), rho the
+//   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
+//   persists over steps), times what the scan over windows is worth (window_scan_factor:
+//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation), in the
+//   same BH as the group tests;
 //   withheld when the rank's own communication grew by more than half its excess (it waits).
 //   Ranks with peers under a known layout (own_history_with_peers) get, in the work classes
 //   (compute, memory; not idle, whose per-step regime flips on a host-paced job are no change,
-//   nor annotated phases, parts of compute), the same test with q
-//   relative to their group's other ranks, floor own_history_min_effect, at least 2 min_steps
+//   nor annotated phases, parts of compute), the same test with q relative to their group's
+//   other ranks and the sd at least the group's typical one, floor own_history_min_effect, at least 2 min_steps
 //   slow steps and the BH test on the shift's p-value instead of the per-step z bar (a change
 //   smaller than one step's noise is still several standard errors of a dozen steps' mean), and
 //   must end at least half that floor above the group's median (a fast GPU that became like
@@ -309,9 +313,10 @@ inline double window_scan_factor(double n, bool to_end) {
 
 // The typical noise of a group's ranks relative to each other in work phase p: per member the
 // series ln(its time / the others' median), its sd around its own mean and its lag-1
-// autocorrelation (below: about a change of level, bias-corrected); the medians over the members (a member with a
-// change of its own sets neither). The others' median leaves the member out up to 32 members, and includes it beyond
-// (where one value moves it little). Zeros with fewer than 3 members or 3 steps.
+// autocorrelation (below: about a change of level, bias-corrected); the medians over the
+// members (a member with a change of its own sets neither). The others' median leaves the
+// member out up to 32 members and includes it beyond (where one value moves it little). Zeros
+// with fewer than 3 members or 3 steps.
 struct ratio_noise {
   double sd = 0;
   double lag1 = 0;  ///< median lag-1 autocorrelation (consecutive measured steps)
@@ -388,9 +393,8 @@ inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const st
 // their median iteration), whose job-wide changes cancel -- the phase time itself when there
 // are no other ranks (present holds only `rank`) -- through L1's series analysis (l1_windows.hpp: log
 // space, pooled baseline, t-corrected thresholds) with min_effect as the sustained floor; the
-// longest sustained window of at least min_steps steps is the claim, tested as a shift of its
-// mean against the baseline pool (one-sided Student-t p-value, the degrees of freedom of the
-// series' noise scale).
+// longest sustained window of at least min_steps steps is the claim, tested as in the synopsis
+// (group: the noise of the rank's peers, or of the job's ranks without peers).
 template <class = void>
 inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, const std::vector<int>& present,
                                    const l2_options& o, double floor, ratio_noise group = {}) {
@@ -466,10 +470,10 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   // The rank's own noise, or its peers' typical noise where that is larger (a rank whose own
   // steps happen to be quiet is not held to less than its peers' noise; estimated from many
   // more steps, it takes the normal tail, where the rank's own sd from 24 steps takes Student's
-  // t with 22 degrees of freedom). Noise that persists over steps (a
-  // GPU's clock and thermal state; the peers' lag-1 autocorrelation rho) makes a mean of n steps
-  // vary (1 + rho) / (1 - rho) times more than iid noise would (AR(1)): healthy ranks with
-  // rho 0.6 made claims in 36 of 96 simulated jobs without it.
+  // t with 22 degrees of freedom). Noise that persists over steps (a GPU's clock and thermal
+  // state; rho, the group's lag-1 autocorrelation) makes a mean of n steps vary (1 + rho) /
+  // (1 - rho) times more than iid noise would (AR(1)): healthy ranks with rho 0.6 made claims
+  // in 36 of 96 simulated jobs without it.
   const double own_sd = std::sqrt((in_m.sum_of_squares() + out_m.sum_of_squares()) / df);
   const bool peers_noise = group.sd > own_sd;
   const double rho = std::clamp(group.lag1, 0.0, 0.9);
