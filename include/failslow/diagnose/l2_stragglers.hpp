@@ -101,6 +101,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/routing.hpp"
 #include "failslow/core/topology.hpp"
+#include "failslow/detect/binseg.hpp"
 #include "failslow/detect/fdr.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
 #include "failslow/diagnose/detail/rank_list.hpp"
@@ -349,35 +350,23 @@ inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const st
     if (series.size() < 3) continue;
     const auto mo = stats::moments(series);
     sds.push_back(mo.stddev());
-    // The lag-1 autocorrelation about the series' best single change of level (the split with
-    // the largest sum of squares explained, 3 steps a side at least): a change another rank's
-    // fault makes in the others' median is not taken for persistent noise.
+    // The lag-1 autocorrelation about the series' best single change of level (binary
+    // segmentation's strongest split, 3 steps a side at least): a change another rank's fault
+    // makes in the others' median is not taken for persistent noise.
+    detect::changepoint_options split;
+    split.pen = detect::penalty::fixed(0);
+    split.min_segment = 3;
+    split.sigma = 1;  // the split that explains most does not depend on it
+    split.max_changes = 1;
+    const auto parts = detect::binary_segmentation(series, split).segments;
     const std::size_t n = series.size();
-    std::size_t split = 0;
-    double best_gain = 0, left = 0;
-    for (std::size_t k = 1; k < n; ++k) {
-      left += series[k - 1];
-      if (k < 3 || n - k < 3) continue;
-      const double a = left / static_cast<double>(k) - mo.mean();
-      const double b = (mo.sum() - left) / static_cast<double>(n - k) - mo.mean();
-      const double gain = static_cast<double>(k) * a * a + static_cast<double>(n - k) * b * b;
-      if (gain > best_gain) {
-        best_gain = gain;
-        split = k;
-      }
-    }
-    auto segment_mean = [&](std::size_t from, std::size_t to) {
-      double sum = 0;
-      for (std::size_t i = from; i < to; ++i) sum += series[i];
-      return sum / static_cast<double>(to - from);
-    };
-    const double m0 = split ? segment_mean(0, split) : mo.mean(), m1 = split ? segment_mean(split, n) : mo.mean();
     double num = 0, den = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double e = series[i] - (i < split ? m0 : m1);
-      den += e * e;
-      if (i > 0 && (i < split) == (i - 1 < split)) num += e * (series[i - 1] - (i - 1 < split ? m0 : m1));
-    }
+    for (const auto& part : parts)
+      for (std::size_t i = part.begin; i < part.end; ++i) {
+        const double e = series[i] - part.mean;
+        den += e * e;
+        if (i > part.begin) num += e * (series[i - 1] - part.mean);
+      }
     // Kendall's correction of the estimate's bias on a short series, (n r + 1) / (n - 3)
     // (about -(1 + 3 rho) / n: 24 steps of rho 0.6 read 0.48).
     if (den > 0 && n > 3) lag1s.push_back((static_cast<double>(n) * num / den + 1) / static_cast<double>(n - 3));
