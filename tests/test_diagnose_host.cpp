@@ -453,44 +453,52 @@ TEST_CASE("host stalls from summaries: none on healthy or faulty jobs without a 
 
 TEST_CASE("host stalls in CPU traces: pauses outside profiled operators, from the time no operator ran", "[l4][host]") {
   // Traces without GPU activity (torch.profiler on a CPU job) have no launches to measure; their
-  // idle phase is the time no profiled operator ran. A rank that pauses 80 ms every 6 steps
-  // (the others wait for it in their collectives) is a recurring stall the host recorded
-  // nothing of; the host's jitter alone is none.
-  for (const bool pauses : {false, true}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=4");
-    cfg.seed = 45;
-    cfg.steps = 20;
-    auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy);
-    m.source = "traces";
-    m.windows.clear();
-    m.measured_on_host.assign(m.rank_count(), true);
-    const std::size_t idle = m.phase_index("idle");
-    REQUIRE(idle < m.phase_count());
-    std::mt19937_64 rng(45);
-    std::normal_distribution<double> jitter(0, 0.5);
-    for (std::size_t r = 0; r < m.rank_count(); ++r)
-      for (std::size_t s = 0; s < m.step_count(); ++s) m.phase_ns(r, idle, s) = 3e6 * std::exp(jitter(rng));
-    if (pauses)
-      for (std::size_t s = 3; s < m.step_count(); s += 6) {
-        m.phase_ns(1, idle, s) += 80e6;
-        for (std::size_t r = 0; r < m.rank_count(); ++r) m.iteration_ns(r, s) += 80e6;
-      }
-    INFO(std::string(pauses ? "rank 1 pauses every 6 steps" : "healthy"));
-    const auto found = diagnose::find_host_stalls(m);
-    REQUIRE(found.stalls.size() == (pauses ? 1u : 0u));
-    if (!pauses) continue;
-    const auto& st = found.stalls.front();
-    CHECK(st.cause == diagnose::host_cause::host_absent);
-    CHECK(st.on_host);
-    CHECK(st.ranks == std::vector<int>{1});
-    CHECK(st.steps.size() == 3);
-    CHECK(st.period_steps == 6);
-    const auto rep = diagnose::diagnose(m, topology(cfg.sizes));
-    const auto stalls = of_kind(rep, "host_stall");
-    REQUIRE(stalls.size() == 1);
-    CHECK(stalls.front()->summary.find("ran no profiled operator for") != std::string::npos);
-  }
+  // idle phase is the time no profiled operator ran. A rank that pauses 80 ms every 4 or 6 steps
+  // (the others wait for it in their collectives) is a recurring stall the host recorded nothing
+  // of; the host's jitter alone is none. Idle varies multiplicatively, up to a log sd of 0.8 (a
+  // real 4-process job on 2 cores idles 1.5-10 ms a step): there a pause every 4 steps is under
+  // the one-step bar and found by its count.
+  for (const std::size_t ranks : {4u, 16u})
+    for (const double spread : {0.5, 0.8})
+      for (const std::uint64_t seed : {45u, 46u, 47u})
+        for (const std::size_t period : {0u, 4u, 6u}) {
+          sim::job_config cfg;
+          cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=" + std::to_string(ranks));
+          cfg.seed = seed;
+          cfg.steps = 20;
+          auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy);
+          m.source = "traces";
+          m.windows.clear();
+          m.measured_on_host.assign(m.rank_count(), true);
+          const std::size_t idle = m.phase_index("idle");
+          REQUIRE(idle < m.phase_count());
+          std::mt19937_64 rng(seed);
+          std::normal_distribution<double> jitter(0, spread);
+          for (std::size_t r = 0; r < m.rank_count(); ++r)
+            for (std::size_t s = 0; s < m.step_count(); ++s) m.phase_ns(r, idle, s) = 3e6 * std::exp(jitter(rng));
+          std::size_t pauses = 0;
+          const int slow = static_cast<int>(seed % ranks);
+          for (std::size_t s = 3; period > 0 && s < m.step_count(); s += period, ++pauses) {
+            m.phase_ns(static_cast<std::size_t>(slow), idle, s) += 80e6;
+            for (std::size_t r = 0; r < m.rank_count(); ++r) m.iteration_ns(r, s) += 80e6;
+          }
+          INFO(ranks << " ranks, log sd " << spread << ", seed " << seed << ", a pause every " << period << " steps");
+          const auto found = diagnose::find_host_stalls(m);
+          REQUIRE(found.stalls.size() == (period > 0 ? 1u : 0u));
+          if (period == 0) continue;
+          const auto& st = found.stalls.front();
+          CHECK(st.cause == diagnose::host_cause::host_absent);
+          CHECK(st.on_host);
+          CHECK(st.ranks == std::vector<int>{slow});
+          CHECK(st.steps.size() == pauses);
+          CHECK(st.period_steps == static_cast<std::int64_t>(period));
+          if (ranks == 4 && seed == 45) {
+            const auto rep = diagnose::diagnose(m, topology(cfg.sizes));
+            const auto stalls = of_kind(rep, "host_stall");
+            REQUIRE(stalls.size() == 1);
+            CHECK(stalls.front()->summary.find("ran no profiled operator for") != std::string::npos);
+          }
+        }
 }
 
 TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a GC pause is one", "[l4][host]") {

@@ -1,15 +1,18 @@
 // The diagnosis of a real CPU job without GPU activity (tests/data/torch_gloo: torch 1.13,
 // gloo, 4 ranks, plain Chrome traces; made by tests/reference/gen_torch_gloo_traces.py): the
 // model is measured on the host, the layout is assumed (no pg_config: dp=4), rank 2 -- made
-// slower in its forward from step 4 on -- is the compute straggler, and the healthy job gives no
-// L2/L3 finding.
+// slower in its forward from step 4 on -- is the compute straggler, rank 1 of the pause job --
+// sleeping 80 ms every 4 steps -- is one periodic host stall, and the healthy job gives no L2/L3
+// finding.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/load_job.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 using namespace failslow;
 
@@ -98,4 +101,38 @@ TEST_CASE("a real gloo job on the CPU: the rank slowed in forward is the compute
   const auto* waiting = s.evidence.find("waiting_ranks");
   REQUIRE(waiting != nullptr);
   CHECK(waiting->number == 3);  // its peers wait for it in all_reduce
+}
+
+TEST_CASE("a real gloo job on the CPU: a rank that sleeps every 4 steps is one periodic host stall",
+          "[diagnose][torch]") {
+  // Its idle between pauses varies 1.5-10 ms (4 processes on 2 cores), as much as its peers':
+  // each pause stands 4 spreads out, under the one-step bar; three on one rank are the evidence.
+  std::ifstream f(torch_job_dir("pause") / ".." / "expected.json");
+  REQUIRE(f);
+  const auto ex = nlohmann::json::parse(f);
+  const int rank = ex["pause_rank"].get<int>();
+  const auto pause_steps = ex["pause_steps"].get<std::vector<std::int64_t>>();
+  REQUIRE(pause_steps.size() >= 3);
+  const auto d = diagnose_torch_job("pause");
+  std::vector<const finding*> stalls;
+  for (const auto& fi : d.rep.findings) {
+    INFO(fi.level << " " << fi.kind << ": " << fi.summary);
+    CHECK(fi.level != "L2");  // no other rank is blamed, nor this one as a straggler
+    CHECK(fi.level != "L3");
+    if (fi.kind == "host_stall") stalls.push_back(&fi);
+  }
+  REQUIRE(stalls.size() == 1);
+  const auto& st = *stalls.front();
+  CHECK(st.ranks == std::vector<int>{rank});
+  CHECK(st.phase == "host_absent");  // nothing was recorded in the pause
+  const auto* steps = st.evidence.find("steps");
+  REQUIRE(steps != nullptr);
+  CHECK(std::vector<std::int64_t>(steps->numbers.begin(), steps->numbers.end()) == pause_steps);
+  const auto* period = st.evidence.find("period_steps");
+  REQUIRE(period != nullptr);
+  CHECK(period->number == static_cast<double>(pause_steps[1] - pause_steps[0]));
+  const auto* idle = st.evidence.find("gpu_idle_ns");
+  REQUIRE(idle != nullptr);
+  CHECK(idle->number > 0.9 * ex["pause_ms"].get<double>() * 1e6);  // the pause, measured
+  CHECK(st.summary.find("ran no profiled operator for") != std::string::npos);
 }

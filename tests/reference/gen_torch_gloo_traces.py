@@ -21,11 +21,16 @@ pid "CPU functions", steps as ProfilerStep#N ops). One file per rank, gzipped:
         in all_reduce and leave it the cores): a fail-slow straggler in compute that starts
         mid-run; its peers then wait for it inside all_reduce
     tests/data/torch_gloo/expected.json   the numbers the C++ tests check, computed here from
+    tests/data/torch_gloo/pause/rank-R.pt.trace.json.gz   rank PAUSE_RANK sleeps PAUSE_MS (time.sleep,
+        outside every operator and scope) before its forward in every PAUSE_EVERY-th iteration: a
+        host pause that recurs on one rank (a periodic checkpoint or logging thread, a cron job on
+        one node); its peers wait for it in all_reduce, the job's step grows by about the pause
         the written files with Python's json module (independently of the C++ code)
 
 How the committed files were made (the torch version is also stored in expected.json):
     apt-get install -y python3-torch          # Debian bookworm: torch 1.13.1 (CPU, no Kineto)
-    nice -n -10 /usr/bin/python3 tests/reference/gen_torch_gloo_traces.py
+    nice -n -10 /usr/bin/python3 tests/reference/gen_torch_gloo_traces.py [JOB ...]
+(JOB: healthy, straggler, pause; default all; expected.json is always rewritten from the files)
 on a 2-core machine shared with compiler jobs (nice 10): the negative nice keeps their load out of
 the timings, as far as it can; 4 ranks on 2 cores still share them. The timings are real measurements, so a rerun writes other numbers (the
 tests read expected.json, which always matches the files beside it).
@@ -52,6 +57,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 
 WORLD = 4
 STEPS = 12  # profiled steps, ProfilerStep#0 .. #11
@@ -60,6 +66,10 @@ SLOW_RANK = 2
 SLOW_FROM = 4  # first slow step of the straggler job
 EXTRA_MATMULS = 4  # extra (32 x 256) @ (256 x 512) products in the straggler's forward: each is
 # the first layer's GEMM, a quarter of the forward's multiply-adds
+PAUSE_RANK = 1
+PAUSE_MS = 80  # about the step time of this job on a 2-core machine
+PAUSE_EVERY = 4  # iterations i with i % PAUSE_EVERY == 2: ProfilerStep#1, #5, #9
+JOBS = ("healthy", "straggler", "pause")
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
 PHASES = ["forward", "backward", "grad_sync", "optimizer"]
@@ -96,7 +106,9 @@ def worker(rank, job, port, outdir, hooks=None):
     slow_from = getattr(hook, "SLOW_FROM", SLOW_FROM)
     extra_matmuls = getattr(hook, "EXTRA_MATMULS", EXTRA_MATMULS)
 
-    def step(i, slow):
+    def step(i, slow, pause=False):
+        if pause:
+            time.sleep(PAUSE_MS / 1000)
         with record_function("forward"):
             out = model(x)
             if slow:
@@ -122,7 +134,8 @@ def worker(rank, job, port, outdir, hooks=None):
     with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
                  on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
         for i in range(steps + 1):
-            step(i, job == "straggler" and rank == SLOW_RANK and i >= slow_from)
+            step(i, job == "straggler" and rank == SLOW_RANK and i >= slow_from,
+                 job == "pause" and rank == PAUSE_RANK and i % PAUSE_EVERY == 2)
             prof.step()
     dist.barrier()
     if hook:
@@ -261,8 +274,10 @@ def main():
     import torch
 
     if "--reference-only" not in sys.argv:
-        run_job("healthy", 29611)
-        run_job("straggler", 29613)
+        asked = [a for a in sys.argv[1:] if not a.startswith("--")] or list(JOBS)
+        for k, job in enumerate(JOBS):
+            if job in asked:
+                run_job(job, 29611 + 2 * k)
     expected = {
         "generator": "tests/reference/gen_torch_gloo_traces.py",
         "torch": torch.__version__,
@@ -270,17 +285,20 @@ def main():
         "world_size": WORLD,
         "slow_rank": SLOW_RANK,
         "slow_from_step": SLOW_FROM,
+        "pause_rank": PAUSE_RANK,
+        "pause_ms": PAUSE_MS,
+        "pause_steps": [i - 1 for i in range(1, STEPS + 1) if i % PAUSE_EVERY == 2],
         "phases": PHASES,
         "jobs": {},
     }
-    for job in ("healthy", "straggler"):
+    for job in JOBS:
         expected["jobs"][job] = {
             str(r): reference(os.path.join(OUT, job, f"rank-{r}.pt.trace.json.gz")) for r in range(WORLD)
         }
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
         f.write("\n")
-    for job in ("healthy", "straggler"):
+    for job in JOBS:
         print(job)
         for r in range(WORLD):
             rows = expected["jobs"][job][str(r)]["steps"]

@@ -56,8 +56,15 @@
 //     rank's window holds kernel keys its earlier windows did not, else host_unrecorded.
 //     Traces without GPU activity (a CPU job; model.measured_on_host) have no launches: their
 //     idle phase, the time no profiled operator ran, is x and the same tests apply, cause
-//     host_absent (host_stall::on_host). A pause in a quarter of a rank's steps widens the
-//     rank's own spread past z_rel (80 ms every 4 steps on a host that idles 1.5-11 ms).
+//     host_absent (host_stall::on_host).
+//     Recurring pauses: a pause in a quarter of a rank's steps shifts the median of its ln x'
+//     and doubles their MAD, so each stays under z_rel's bar (80 ms every 4 steps on a host
+//     that idles 1.5-10 ms: z_rel 2-4). A step that passes every other test with z_rel_clean >=
+//     recurring_z, z_rel_clean taken against the rank's steps that are not absolute outliers
+//     (excess under the bar or z < options.z), is a stall when its rank has period_min or more
+//     such steps (those over the bar included) and P(Binomial(n, rate) >= k) <= job_alpha /
+//     ranks judged, rate the Jeffreys estimate (k' + 1/2) / (n' + 1) from the other ranks'
+//     steps: the count is the evidence, judged against how often the job's other hosts do it.
 //     Occurrences of one cause in the same step form one stall (its ranks); a cause that
 //     occurs in period_min or more steps forms one recurring stall, periodic with period p when
 //     every step difference is a multiple of p and most are exactly p.
@@ -143,8 +150,11 @@ struct host_stall_options {
   double z = 5;                         ///< robust z of the excess against the rank's own steps
   double scale_floor = 0.01;            ///< spread floor, share of the median iteration
   double relative_floor = 0.05;         ///< spread floor of ln(idle) (z_rel)
-  double busy_fraction = 0.5;           ///< host operators cover this share of the gap: host busy
-  std::size_t period_min = 3;           ///< steps of one cause that make a recurring stall
+  /// A rank's steps with z_rel at least this (and every other test passed) are stalls when the
+  /// rank has period_min or more of them: a pause that recurs on one host widens its own spread.
+  double recurring_z = 3;
+  double busy_fraction = 0.5;  ///< host operators cover this share of the gap: host busy
+  std::size_t period_min = 3;  ///< steps of one cause that make a recurring stall
   /// Window summaries only: an idle excess that more than this share of the ranks reach by half
   /// in the same step is the job's (a pipeline bubble, a synchronised pause), not a rank's stall.
   double local_share = 0.25;
@@ -360,10 +370,11 @@ inline host_activity host_from_idle_phase(const job_model& m, std::size_t names_
 template <class = void>
 inline host_stall_result find_host_stalls(const job_model& m, const host_stall_options& o = {}) {
   if (o.min_stall_ns < 0 || !(o.min_fraction >= 0) || !(o.z > 0) || !(o.scale_floor > 0) || !(o.relative_floor > 0) ||
-      !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2 ||
+      !(o.recurring_z > 0) || !(o.busy_fraction >= 0 && o.busy_fraction <= 1) || o.period_min < 2 ||
       !(o.local_share > 0 && o.local_share <= 1) || !(o.job_alpha > 0 && o.job_alpha < 1))
     throw invalid_argument(
-        "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor, relative_floor > 0, busy_fraction in "
+        "find_host_stalls: min_stall_ns, min_fraction >= 0, z, scale_floor, relative_floor, recurring_z > 0, "
+        "busy_fraction in "
         "[0, 1], period_min >= 2, local_share in (0, 1], job_alpha in (0, 1)");
   host_stall_result out;
   // Summaries keep no host events: the GPU's idle per step stands in for the launch gaps. So
@@ -384,6 +395,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     const host_gap* gap;
     double job_tail = 0;  // P(a judged step's ln x' >= this one's) under the job's Gumbel law
     bool jit = false;     // judged among the steps that launched new kernels
+    bool strong = false;  // z_rel reached the one-step bar (else it counts only as a recurrence)
   };
   std::vector<found> all;
   // Per rank: its steps, the GPU idle of each step's largest gap, its level and spreads.
@@ -391,11 +403,14 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     std::vector<std::size_t> present;  // steps with an iteration; the first is warm-up
     std::vector<double> x;             // per model step
     std::vector<const host_gap*> gap_at;
-    double med_iter = 0, base = 0, scale = 0, log_base = 0, log_spread = 0;
+    double med_iter = 0, need = 0, base = 0, scale = 0, log_base = 0, log_spread = 0;
+    // ... of its steps that are not absolute outliers: a pause in a quarter of the steps
+    // shifts the median and doubles the MAD of all of them.
+    double clean_log_base = 0, clean_log_spread = 0;
   };
   const double smallest = std::max(static_cast<double>(o.min_stall_ns), 1.0);
   std::vector<rank_series> series(R);
-  std::vector<double> log_spreads;
+  std::vector<double> log_spreads, clean_log_spreads;
   for (std::size_t r = 0; r < R; ++r) {
     auto& rs = series[r];
     std::vector<double> iter;
@@ -406,6 +421,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       }
     if (rs.present.size() < 3) continue;
     rs.med_iter = stats::median(iter);
+    rs.need = std::max(static_cast<double>(o.min_stall_ns), o.min_fraction * rs.med_iter);
     rs.x.assign(S, 0.0);
     rs.gap_at.assign(S, nullptr);
     for (const auto& g : h.gaps[r]) {
@@ -422,11 +438,25 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     rs.log_base = stats::median(logs);
     rs.log_spread = stats::mad_normal(logs);
     log_spreads.push_back(rs.log_spread);
+    std::vector<double> clean;
+    for (std::size_t k = 0; k < judged.size(); ++k) {
+      const double excess = judged[k] - rs.base;
+      if (excess < rs.need || excess / rs.scale < o.z) clean.push_back(logs[k]);
+    }
+    if (clean.size() >= 3) {
+      rs.clean_log_base = stats::median(clean);
+      rs.clean_log_spread = stats::mad_normal(clean);
+    } else {
+      rs.clean_log_base = rs.log_base;
+      rs.clean_log_spread = rs.log_spread;
+    }
+    clean_log_spreads.push_back(rs.clean_log_spread);
   }
   // The relative test's spread: the rank's own or, when larger, the job's typical one (the
   // median over ranks): a MAD of 30 steps can be a third too small by chance, and host
   // jitter is a property of the job's software more than of one rank.
   const double job_log_spread = log_spreads.empty() ? 0.0 : stats::median(log_spreads);
+  const double job_clean_log_spread = clean_log_spreads.empty() ? 0.0 : stats::median(clean_log_spreads);
   // The job-wide test (traces): a Gumbel law for ln x' over every judged (rank, step), fitted
   // by quartiles, and the level x' must reach among the n steps it was picked from (all of
   // them; for a step that launched new kernels, chosen by that and not by its idle, only such).
@@ -485,13 +515,16 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     if (rs.present.size() < 3) continue;
     const auto& x = rs.x;
     const auto& gap_at = rs.gap_at;
-    const double need = std::max(static_cast<double>(o.min_stall_ns), o.min_fraction * rs.med_iter);
     const double log_scale = std::max({rs.log_spread, job_log_spread, o.relative_floor});
+    const double clean_log_scale = std::max({rs.clean_log_spread, job_clean_log_spread, o.relative_floor});
     for (std::size_t k = 1; k < rs.present.size(); ++k) {
       const std::size_t s = rs.present[k];
       const double excess = x[s] - rs.base;
-      const double z_rel = (std::log(std::max(x[s], smallest)) - rs.log_base) / log_scale;
-      if (!gap_at[s] || excess < need || excess / rs.scale < o.z || z_rel < o.z) continue;
+      const double lx = std::log(std::max(x[s], smallest));
+      const double z_rel = (lx - rs.log_base) / log_scale;
+      const double z_rel_clean = (lx - rs.clean_log_base) / clean_log_scale;
+      if (!gap_at[s] || excess < rs.need || excess / rs.scale < o.z || (z_rel < o.z && z_rel_clean < o.recurring_z))
+        continue;
       if (from_idle) {  // ranks that idled half as long in the step, this one included
         const auto& e = excess_at[s];
         const auto alike = std::count_if(e.begin(), e.end(), [excess](double v) { return v >= 0.5 * excess; });
@@ -528,8 +561,38 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
         f.cause = host_cause::host_busy;
       else
         f.cause = host_cause::host_absent;
+      f.strong = z_rel >= o.z;
       all.push_back(f);
     }
+  }
+  // Steps under the one-step z_rel bar (but over recurring_z, and passing every other test)
+  // stand only together: a rank with period_min or more such steps, more than the job's other
+  // ranks make it likely, P(Binomial(n, rate) >= k) <= job_alpha / ranks judged, rate the
+  // Jeffreys estimate from the other ranks' judged steps. A pause that recurs on one host
+  // widens that host's own spread (80 ms every 4 steps, a host idling 1.5-11 ms between:
+  // z_rel 4 of a bar of 5); a healthy host's tail reaches recurring_z now and then, on any rank.
+  {
+    std::vector<std::uint64_t> k_of(R, 0), n_of(R, 0);
+    std::uint64_t K = 0, N = 0, judged_ranks = 0;
+    for (const auto& f : all) ++k_of[static_cast<std::size_t>(f.occ.rank)];
+    for (std::size_t r = 0; r < R; ++r)
+      if (series[r].present.size() >= 3) {
+        n_of[r] = series[r].present.size() - 1;
+        K += k_of[r];
+        N += n_of[r];
+        ++judged_ranks;
+      }
+    std::vector<char> recurs(R, 0);
+    for (std::size_t r = 0; r < R; ++r) {
+      if (k_of[r] < o.period_min) continue;
+      const double rate = detail::jeffreys_rate(static_cast<double>(K - k_of[r]), static_cast<double>(N - n_of[r]));
+      recurs[r] = detail::binomial_upper_tail(k_of[r], n_of[r], rate) <=
+                  o.job_alpha / static_cast<double>(std::max<std::uint64_t>(judged_ranks, 1));
+    }
+    all.erase(
+        std::remove_if(all.begin(), all.end(),
+                       [&](const found& f) { return !f.strong && !recurs[static_cast<std::size_t>(f.occ.rank)]; }),
+        all.end());
   }
   // The job-wide test, per cause: the k steps of one cause whose tails are smallest stand out
   // when k or more of the n judged steps reaching the k-th one's tail is rarer than job_alpha,

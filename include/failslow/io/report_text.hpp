@@ -139,14 +139,22 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
       when = "steps ";
       for (std::size_t i = 0; i < s->numbers.size(); ++i) when += (i ? ", " : "") + num(s->numbers[i], "%.0f");
     }
+    // Without cpu_busy_fraction the stall was measured from the step's idle, not a launch gap:
+    // a CPU trace's time without a profiled operator (host_absent), or a summary's GPU idle.
+    const bool gap = e.find("cpu_busy_fraction") != nullptr;
+    const std::string what = gap                        ? ", the GPU idle "
+                             : f.phase == "host_absent" ? ", no profiled operator ran for "
+                                                        : ", the GPU ran no kernel for ";
     lines.push_back(
-        (f.ranks.size() == 1 ? "rank " : "ranks ") + who + ", " + when + ": " + f.phase + ", the GPU idle " +
-        format_duration(e.number("gpu_idle_ns")) + " in the largest launch gap (z " + num(e.number("z"), "%.1f") +
-        " against its own steps)" +
+        (f.ranks.size() == 1 ? "rank " : "ranks ") + who + ", " + when + ": " + f.phase + what +
+        format_duration(e.number("gpu_idle_ns")) + (gap ? " in the largest launch gap" : " in the step") + " (z " +
+        num(e.number("z"), "%.1f") + " against its own steps)" +
         (e.number("period_steps") > 0 ? ", every " + num(e.number("period_steps"), "%.0f") + " steps" : std::string()));
-    std::string host = "host operators covered " + percent(e.number("cpu_busy_fraction")) + " of the gap";
-    if (const auto* ops = e.find("host_ops"); ops && ops->what == evidence_item::type::text) host += ": " + ops->text;
-    lines.push_back(host);
+    if (gap) {
+      std::string host = "host operators covered " + percent(e.number("cpu_busy_fraction")) + " of the gap";
+      if (const auto* ops = e.find("host_ops"); ops && ops->what == evidence_item::type::text) host += ": " + ops->text;
+      lines.push_back(host);
+    }
     if (const auto* k = e.find("new_kernels"); k && k->what == evidence_item::type::text)
       lines.push_back("kernels launched for the first time: " + k->text);
     std::string cost = "the job lost " + percent(e.number("job_slowdown")) + " of its time over these steps";
