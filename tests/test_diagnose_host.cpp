@@ -501,6 +501,50 @@ TEST_CASE("host stalls in CPU traces: pauses outside profiled operators, from th
         }
 }
 
+TEST_CASE("host stalls in CPU traces: hiccups every rank has are none, a pause beyond them is one", "[l4][host]") {
+  // A CPU job's idle is ~1 ms a step with a steady host, and 4-10 ms in a fifth of the steps on
+  // every rank (4 processes on 2 cores: a rank descheduled now and then; a real DDP job's traces
+  // look so). Each hiccup is far out against its rank's own MAD, and used to be called a stall
+  // "4 times between steps 1 and 17" on two or all four ranks; they are the job's routine, and
+  // Tukey's far-out fence over every judged step says so. An 80 ms pause is beyond it.
+  for (const std::size_t ranks : {4u, 8u})
+    for (const std::uint64_t seed : {61u, 62u, 63u, 64u, 65u})
+      for (const bool pause : {false, true}) {
+        sim::job_config cfg;
+        cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=" + std::to_string(ranks));
+        cfg.seed = seed;
+        cfg.steps = 20;
+        auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy);
+        m.source = "traces";
+        m.windows.clear();
+        m.measured_on_host.assign(m.rank_count(), true);
+        const std::size_t idle = m.phase_index("idle");
+        REQUIRE(idle < m.phase_count());
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<double> steady(1e6, 0.1e6);
+        std::uniform_real_distribution<double> u(0, 1), hiccup(4e6, 10e6);
+        const int slow = static_cast<int>(seed % ranks);
+        for (std::size_t s = 0; s < m.step_count(); ++s) {
+          double longest = 0;
+          for (std::size_t r = 0; r < m.rank_count(); ++r) {
+            double x = std::max(0.5e6, steady(rng)) + (u(rng) < 0.2 ? hiccup(rng) : 0.0);
+            if (pause && static_cast<int>(r) == slow && s == 9) x += 80e6;
+            m.phase_ns(r, idle, s) = x;
+            longest = std::max(longest, x);
+          }
+          for (std::size_t r = 0; r < m.rank_count(); ++r) m.iteration_ns(r, s) += longest;  // the others wait
+        }
+        INFO(ranks << " ranks, seed " << seed << (pause ? ", an 80 ms pause in step 9" : ", healthy"));
+        const auto found = diagnose::find_host_stalls(m);
+        for (const auto& st : found.stalls)
+          for (const auto& oc : st.occurrences) UNSCOPED_INFO("stall: rank " << oc.rank << " step " << oc.step);
+        REQUIRE(found.stalls.size() == (pause ? 1u : 0u));
+        if (!pause) continue;
+        CHECK(found.stalls.front().ranks == std::vector<int>{slow});
+        CHECK(found.stalls.front().steps == std::vector<std::int64_t>{m.steps[9]});
+      }
+}
+
 TEST_CASE("host stalls on host-paced jobs: the data loader's jitter is none, a GC pause is one", "[l4][host]") {
   // Calibrated jobs: the GPU idles 1-3 ms at every step's start while the host loads the next
   // batch, with a multiplicative right tail; only the relative test (ln idle against the job's

@@ -67,7 +67,9 @@
 //   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
 //   persists over steps), times what the scan over windows is worth (window_scan_factor:
 //   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation), in the
-//   same BH as the group tests;
+//   same BH as the group tests; outside idle, p is 1 unless the rank's own ln time rose too (a
+//   one-sided t of the window against its other steps at own_history_raw_alpha: q also rises when
+//   the others' median falls, as when a sleeping rank leaves the others a shared CPU core);
 //   withheld when the rank's own communication grew by more than half its excess (it waits).
 //   Ranks with peers under a known layout (own_history_with_peers) get, in the work classes
 //   (compute, memory; not idle, whose per-step regime flips on a host-paced job are no change,
@@ -133,6 +135,9 @@ struct l2_options {
   /// The sustained floor of an own-history claim of a rank with peers (L1's sustained floor);
   /// it must also run this much above the others' median during the claim.
   double own_history_min_effect = 0.02;
+  /// An own-history claim relative to other ranks also needs the rank's own time to have risen:
+  /// a one-sided t-test of its own log time, the window against its other steps, at this level.
+  double own_history_raw_alpha = 0.05;
   /// A claim's excess per step must be at least this share of the iteration (the median over
   /// the claimed steps of the other ranks' iteration time): a phase 1.5x slower that costs
   /// 0.1 % of a step holds nothing back.
@@ -194,11 +199,11 @@ inline void check(const l2_options& o) {
   if (!(o.z_threshold > 0) || !(o.min_effect >= 0) || o.min_steps == 0 || !(o.min_fraction > 0) ||
       !(o.min_fraction <= 1) || !(o.fdr_q > 0) || !(o.fdr_q <= 1) || o.min_group < 2 || !(o.min_phase_ns >= 0) ||
       !(o.resolution >= 0) || !(o.min_step_share >= 0) || !(o.min_step_share < 1) || !(o.own_history_min_effect >= 0) ||
-      std::isnan(o.bridge_z))
+      !(o.own_history_raw_alpha > 0 && o.own_history_raw_alpha <= 1) || std::isnan(o.bridge_z))
     throw invalid_argument(
         "l2_options: z_threshold > 0, min_effect >= 0, min_steps >= 1, min_fraction in (0, 1], "
         "fdr_q in (0, 1], min_group >= 2, min_phase_ns >= 0, resolution >= 0, min_step_share in [0, 1), "
-        "own_history_min_effect >= 0, bridge_z not NaN (infinity: no bridging)");
+        "own_history_min_effect >= 0, own_history_raw_alpha in (0, 1], bridge_z not NaN (infinity: no bridging)");
 }
 
 /// "dp:3" / "stage:1" when the compared dimensions (those of size > 1) are one communication
@@ -473,6 +478,27 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
                                       : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
   st.p_value = std::min(1.0, p_window * window_scan_factor(n, best->last >= last_measured));
+  // Its own time must have risen too, not only its share against the others: when the others'
+  // median falls (CPU jobs: a rank that sleeps leaves the others a shared core), every other
+  // rank's share rises while its own time stays (a real DDP job, 4 processes on 2 cores: two
+  // healthy ranks were 1.04x and 1.08x compute stragglers at q 0.002). A one-sided Student t
+  // of its own ln time, the window against its other steps, at own_history_raw_alpha.
+  if (!idle && !st.peers.empty()) {
+    std::vector<double> raw_in, raw_out;
+    for (std::size_t s = 0; s < S; ++s) {
+      const double x = m.phase_ns(r, p, s);
+      if (std::isfinite(x) && x > 0) (s >= best->first && s <= best->last ? raw_in : raw_out).push_back(std::log(x));
+    }
+    if (raw_in.size() >= 2 && raw_out.size() >= 2) {
+      const auto ri = stats::moments(raw_in), ro = stats::moments(raw_out);
+      const double rn_in = static_cast<double>(raw_in.size()), rn_out = static_cast<double>(raw_out.size());
+      const double rdf = rn_in + rn_out - 2;
+      const double rsd = std::max(std::sqrt((ri.sum_of_squares() + ro.sum_of_squares()) / rdf), o.resolution);
+      const double rt = (ri.mean() - ro.mean()) / (rsd * std::sqrt(1 / rn_in + 1 / rn_out));
+      if (stats::detail::student_t_upper_tail(rt, static_cast<std::uint64_t>(rdf)) > o.own_history_raw_alpha)
+        st.p_value = 1;
+    }
+  }
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
     const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
