@@ -11,6 +11,7 @@
 #include <failslow/diagnose/l4_slow_host.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/sim/score.hpp>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -542,6 +543,14 @@ TEST_CASE("host stalls in CPU traces: hiccups every rank has are none, a pause b
         if (!pause) continue;
         CHECK(found.stalls.front().ranks == std::vector<int>{slow});
         CHECK(found.stalls.front().steps == std::vector<std::int64_t>{m.steps[9]});
+        if (ranks == 8 && seed == 65) {  // a rank with 2 measured steps is not judged, nor counted
+          const std::size_t sparse = static_cast<std::size_t>(slow + 1) % ranks;
+          for (std::size_t s = 2; s < m.step_count(); ++s)
+            m.iteration_ns(sparse, s) = std::numeric_limits<double>::quiet_NaN();
+          const auto again = diagnose::find_host_stalls(m);
+          REQUIRE(again.stalls.size() == 1);
+          CHECK(again.stalls.front().ranks == std::vector<int>{slow});
+        }
       }
 }
 
