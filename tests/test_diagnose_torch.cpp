@@ -40,6 +40,13 @@ torch_diagnosis diagnose_torch_job(const char* name) {
   return d;
 }
 
+// What the generator measured with Python's json module (expected.json, beside the traces).
+nlohmann::json torch_expected() {
+  std::ifstream f(torch_job_dir("healthy") / ".." / "expected.json");
+  REQUIRE(f);
+  return nlohmann::json::parse(f);
+}
+
 }  // namespace
 
 TEST_CASE("a real gloo job on the CPU: the model from host operators, the layout assumed dp=4", "[diagnose][torch]") {
@@ -60,9 +67,7 @@ TEST_CASE("a real gloo job on the CPU: the model from host operators, the layout
   }
   // Every rank and step measured; the numbers are the host breakdown's (test_torch_plain_trace
   // checks those against the generator's): compute and communication of rank 0, step 0.
-  std::ifstream f(torch_job_dir("healthy") / ".." / "expected.json");
-  REQUIRE(f);
-  const auto ex = nlohmann::json::parse(f)["jobs"]["healthy"]["0"]["steps"][0];
+  const auto ex = torch_expected()["jobs"]["healthy"]["0"]["steps"][0];
   CHECK(m.phase_ns(0, diagnose::compute_phase, 0) == ex["compute_ns"].get<double>());
   CHECK(m.phase_ns(0, diagnose::communication_phase, 0) == ex["communication_ns"].get<double>());
   CHECK(m.iteration_ns(0, 0) == ex["period_ns"].get<double>());
@@ -108,9 +113,7 @@ TEST_CASE("a real gloo job on the CPU: a rank that sleeps every 4 steps is one p
           "[diagnose][torch]") {
   // Its idle between pauses varies 1.5-10 ms (4 processes on 2 cores), as much as its peers':
   // each pause stands 4 spreads out, under the one-step bar; three on one rank are the evidence.
-  std::ifstream f(torch_job_dir("pause") / ".." / "expected.json");
-  REQUIRE(f);
-  const auto ex = nlohmann::json::parse(f);
+  const auto ex = torch_expected();
   const int rank = ex["pause_rank"].get<int>();
   const auto pause_steps = ex["pause_steps"].get<std::vector<std::int64_t>>();
   REQUIRE(pause_steps.size() >= 3);
@@ -146,9 +149,7 @@ TEST_CASE("a real DDP job on the CPU: the rank that sleeps before each forward i
   // against the others rose while their own time did not (were 1.04x and 1.08x "compute
   // stragglers"). Every host idles ~1 ms a step with 4-10 ms hiccups in a fifth of the steps
   // (were "stalls" on ranks 1 and 3).
-  std::ifstream f(torch_job_dir("ddp_sleep") / ".." / "expected.json");
-  REQUIRE(f);
-  const auto ex = nlohmann::json::parse(f);
+  const auto ex = torch_expected();
   const int rank = ex["slow_rank"].get<int>();
   const auto d = diagnose_torch_job("ddp_sleep");
   std::vector<const finding*> l2;
