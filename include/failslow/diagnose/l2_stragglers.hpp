@@ -382,6 +382,24 @@ inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const st
   return out;
 }
 
+// Two samples (each of at least 2 values) for a pooled-variance Student t: the difference of
+// their means, the pooled sd, sqrt(1/n_a + 1/n_b) and n_a + n_b - 2 degrees of freedom.
+struct two_sample_stats {
+  double diff = 0, sd = 0, se_factor = 0, df = 0, n_in = 0, n_out = 0;
+};
+template <class = void>
+inline two_sample_stats pooled_two_sample(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ma = stats::moments(a), mb = stats::moments(b);
+  two_sample_stats out;
+  out.n_in = static_cast<double>(a.size());
+  out.n_out = static_cast<double>(b.size());
+  out.df = out.n_in + out.n_out - 2;
+  out.diff = ma.mean() - mb.mean();
+  out.sd = std::sqrt((ma.sum_of_squares() + mb.sum_of_squares()) / out.df);
+  out.se_factor = std::sqrt(1 / out.n_in + 1 / out.n_out);
+  return out;
+}
+
 // A rank with too few comparable peers against its own history: the series of its phase time
 // over the median of the other ranks' (for idle: (I + its idle) / (I + their median idle), I
 // their median iteration), whose job-wide changes cancel -- the phase time itself when there
@@ -458,9 +476,8 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
       last_measured = s;
     }
   if (in_log.size() < 2 || out_log.size() < 2) return st;
-  const auto in_m = stats::moments(in_log), out_m = stats::moments(out_log);
-  const double n_in = static_cast<double>(in_log.size()), n_out = static_cast<double>(out_log.size());
-  const double n = n_in + n_out, df = n - 2;
+  const auto two = pooled_two_sample(in_log, out_log);
+  const double n = two.n_in + two.n_out, df = two.df;
   // The rank's own noise, or its peers' typical noise where that is larger (a rank whose own
   // steps happen to be quiet is not held to less than its peers' noise; estimated from many
   // more steps, it takes the normal tail, where the rank's own sd from 24 steps takes Student's
@@ -468,16 +485,23 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   // state; rho, the group's lag-1 autocorrelation) makes a mean of n steps vary (1 + rho) /
   // (1 - rho) times more than iid noise would (AR(1)): healthy ranks with rho 0.6 made claims
   // in 36 of 96 simulated jobs without it.
-  const double own_sd = std::sqrt((in_m.sum_of_squares() + out_m.sum_of_squares()) / df);
+  const double own_sd = two.sd;
   const bool peers_noise = group.sd > own_sd;
   const double rho = std::clamp(group.lag1, 0.0, 0.9);
   const double sd = std::max({own_sd, group.sd, o.resolution}) * std::sqrt((1 + rho) / (1 - rho));
-  const double t = (in_m.mean() - out_m.mean()) / (sd * std::sqrt(1 / n_in + 1 / n_out));
+  const double t = two.diff / (sd * two.se_factor);
   // The window is the best of many the scan tried: its p-value is paid for them (a healthy
   // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
   const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
                                       : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
   st.p_value = std::min(1.0, p_window * window_scan_factor(n, best->last >= last_measured));
+  std::vector<double> in, out_x, comm_in, comm_out;
+  for (std::size_t s = 0; s < S; ++s) {
+    const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
+    const bool inside = s >= st.first && s <= st.last;
+    if (std::isfinite(x)) (inside ? in : out_x).push_back(x);
+    if (std::isfinite(c)) (inside ? comm_in : comm_out).push_back(c);
+  }
   // Its own time must have risen too, not only its share against the others: when the others'
   // median falls (CPU jobs: a rank that sleeps leaves the others a shared core), every other
   // rank's share rises while its own time stays (a real DDP job, 4 processes on 2 cores: two
@@ -485,26 +509,16 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   // of its own ln time, the window against its other steps, at own_history_raw_alpha.
   if (!idle && !st.peers.empty()) {
     std::vector<double> raw_in, raw_out;
-    for (std::size_t s = 0; s < S; ++s) {
-      const double x = m.phase_ns(r, p, s);
-      if (std::isfinite(x) && x > 0) (s >= best->first && s <= best->last ? raw_in : raw_out).push_back(std::log(x));
-    }
+    for (double x : in)
+      if (x > 0) raw_in.push_back(std::log(x));
+    for (double x : out_x)
+      if (x > 0) raw_out.push_back(std::log(x));
     if (raw_in.size() >= 2 && raw_out.size() >= 2) {
-      const auto ri = stats::moments(raw_in), ro = stats::moments(raw_out);
-      const double rn_in = static_cast<double>(raw_in.size()), rn_out = static_cast<double>(raw_out.size());
-      const double rdf = rn_in + rn_out - 2;
-      const double rsd = std::max(std::sqrt((ri.sum_of_squares() + ro.sum_of_squares()) / rdf), o.resolution);
-      const double rt = (ri.mean() - ro.mean()) / (rsd * std::sqrt(1 / rn_in + 1 / rn_out));
-      if (stats::detail::student_t_upper_tail(rt, static_cast<std::uint64_t>(rdf)) > o.own_history_raw_alpha)
+      const auto raw = pooled_two_sample(raw_in, raw_out);
+      const double rt = raw.diff / (std::max(raw.sd, o.resolution) * raw.se_factor);
+      if (stats::detail::student_t_upper_tail(rt, static_cast<std::uint64_t>(raw.df)) > o.own_history_raw_alpha)
         st.p_value = 1;
     }
-  }
-  std::vector<double> in, out_x, comm_in, comm_out;
-  for (std::size_t s = 0; s < S; ++s) {
-    const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
-    const bool inside = s >= st.first && s <= st.last;
-    if (std::isfinite(x)) (inside ? in : out_x).push_back(x);
-    if (std::isfinite(c)) (inside ? comm_in : comm_out).push_back(c);
   }
   st.observed_ns = in.empty() ? nan : stats::median(in);
   st.baseline_ns = out_x.empty() ? nan : stats::median(out_x);

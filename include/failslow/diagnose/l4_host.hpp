@@ -411,6 +411,10 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     double clean_log_base = 0, clean_log_spread = 0;
   };
   const double smallest = std::max(static_cast<double>(o.min_stall_ns), 1.0);
+  // The absolute test: an excess over the rank's median of at least its bar and z.
+  const auto absolute_outlier = [&o](const rank_series& rs, double x) {
+    return x - rs.base >= rs.need && (x - rs.base) / rs.scale >= o.z;
+  };
   std::vector<rank_series> series(R);
   std::vector<double> log_spreads, clean_log_spreads;
   for (std::size_t r = 0; r < R; ++r) {
@@ -441,10 +445,8 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
     rs.log_spread = stats::mad_normal(logs);
     log_spreads.push_back(rs.log_spread);
     std::vector<double> clean;
-    for (std::size_t k = 0; k < judged.size(); ++k) {
-      const double excess = judged[k] - rs.base;
-      if (excess < rs.need || excess / rs.scale < o.z) clean.push_back(logs[k]);
-    }
+    for (std::size_t k = 0; k < judged.size(); ++k)
+      if (!absolute_outlier(rs, judged[k])) clean.push_back(logs[k]);
     if (clean.size() >= 3) {
       rs.clean_log_base = stats::median(clean);
       rs.clean_log_spread = stats::mad_normal(clean);
@@ -550,7 +552,7 @@ inline host_stall_result find_host_stalls(const job_model& m, const host_stall_o
       const double lx = std::log(std::max(x[s], smallest));
       const double z_rel = (lx - rs.log_base) / log_scale;
       const double z_rel_clean = (lx - rs.clean_log_base) / clean_log_scale;
-      if (!gap_at[s] || excess < rs.need || excess / rs.scale < o.z || (z_rel < o.z && z_rel_clean < o.recurring_z) ||
+      if (!gap_at[s] || !absolute_outlier(rs, x[s]) || (z_rel < o.z && z_rel_clean < o.recurring_z) ||
           x[s] <= job_fence[r])
         continue;
       if (from_idle) {  // ranks that idled half as long in the step, this one included
