@@ -234,7 +234,7 @@ TEST_CASE("a real torch.distributed job (gloo, 4 ranks): ranks, steps, time per 
   std::ifstream f(torch_gloo_dir / "expected.json");
   REQUIRE(f);  // committed with the traces
   const auto expected = nlohmann::json::parse(f);
-  for (const char* job : {"healthy", "straggler", "pause", "ddp_sleep"}) {
+  for (const char* job : {"healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy"}) {
     INFO(job);
     const auto set = trace::load_trace_set({(torch_gloo_dir / job).string()});
     REQUIRE(set.traces.size() == 4);

@@ -31,12 +31,14 @@ pid "CPU functions", steps as ProfilerStep#N ops). One file per rank, gzipped:
         SLOW_FROM on, rank SLOW_RANK sleeps DDP_SLEEP_MS before each forward (a data loader that
         cannot keep up): a host-bound straggler; the other hosts' idle is ~1 ms a step with
         4-10 ms hiccups in a fifth of the steps (4 processes on 2 cores), which are no stalls
+    tests/data/torch_gloo/ddp_healthy/rank-R.pt.trace.json.gz   the same DDP job, every rank alike:
+        per-step operator times vary 10-30 % as 4 processes share 2 cores
         the written files with Python's json module (independently of the C++ code)
 
 How the committed files were made (the torch version is also stored in expected.json):
     apt-get install -y python3-torch          # Debian bookworm: torch 1.13.1 (CPU, no Kineto)
     nice -n -10 /usr/bin/python3 tests/reference/gen_torch_gloo_traces.py [JOB ...]
-(JOB: healthy, straggler, pause, ddp_sleep; default all; expected.json is always rewritten from the files)
+(JOB: healthy, straggler, pause, ddp_sleep, ddp_healthy; default all; expected.json is always rewritten from the files)
 on a 2-core machine shared with compiler jobs (nice 10): the negative nice keeps their load out of
 the timings, as far as it can; 4 ranks on 2 cores still share them. The timings are real measurements, so a rerun writes other numbers (the
 tests read expected.json, which always matches the files beside it).
@@ -76,7 +78,7 @@ PAUSE_RANK = 1
 PAUSE_MS = 80  # about the step time of this job on a 2-core machine
 PAUSE_EVERY = 4  # iterations i with i % PAUSE_EVERY == 2: ProfilerStep#1, #5, #9
 DDP_SLEEP_MS = 20
-JOBS = ("healthy", "straggler", "pause", "ddp_sleep")
+JOBS = ("healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy")
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
 PHASES = ["forward", "backward", "grad_sync", "optimizer"]
