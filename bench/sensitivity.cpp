@@ -9,7 +9,8 @@
 //     the median of the same-stage groups, in a window of 5 steps.
 // Jobs come from the simulator's scale mode (per-rank window summaries, the always-on path), so
 // the 512-rank cells take seconds, not minutes.
-//   ./sensitivity [--seeds N] [--steps N] [--quick]     prints Markdown tables
+//   ./sensitivity [--seeds N] [--steps N] [--quick] [--scenario NAME]...   prints Markdown tables
+//   (--scenario: only those rows, e.g. to rerun one fault kind)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -187,6 +188,7 @@ std::string cell(const sim::score_counts& c, bool healthy) {
 int main(int argc, char** argv) {
   int seeds = 3, steps = 20;
   bool quick = false;
+  std::vector<sim::scenario> only;  // --scenario: these rows only
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc)
       seeds = std::atoi(argv[++i]);
@@ -194,8 +196,10 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick"))
       quick = true;
+    else if (!std::strcmp(argv[i], "--scenario") && i + 1 < argc)
+      only.push_back(sim::parse_scenario(argv[++i]));  // throws on an unknown name, listing them
     else {
-      std::fprintf(stderr, "usage: sensitivity [--seeds N] [--steps N] [--quick]\n");
+      std::fprintf(stderr, "usage: sensitivity [--seeds N] [--steps N] [--quick] [--scenario NAME]...\n");
       return 2;
     }
   }
@@ -217,6 +221,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < std::size(severities); ++i) std::printf("---|");
     std::printf("\n");
     for (sim::scenario sc : sim::all_scenarios) {
+      if (!only.empty() && std::find(only.begin(), only.end(), sc) == only.end()) continue;
       for (const auto& lc : layouts) {
         std::printf("| %s | %s |", std::string(to_string(sc)).c_str(), lc.name);
         for (double sev : severities) {

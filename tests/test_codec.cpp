@@ -164,9 +164,9 @@ TEST_CASE("truncated and random inputs never read out of bounds") {
     (void)decode_summaries(noise);
   }
   CHECK_THROWS_AS(decode_summaries("nope"), parse_error);
-  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x04\x0a\x10\x00\x01\x00", 10)), parse_error);  // a later version
-  CHECK_THROWS_WITH(decode_summaries(std::string("FSUM\x04\x0a\x10\x00\x01\x00", 10)),
-                    Catch::Contains("format version 1, 2 or 3"));
+  CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x05\x0a\x10\x00\x01\x00", 10)), parse_error);  // a later version
+  CHECK_THROWS_WITH(decode_summaries(std::string("FSUM\x05\x0a\x10\x00\x01\x00", 10)),
+                    Catch::Contains("format version 1, 2, 3 or 4"));
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x03\x0a\x10\x00\x01\x07", 10)), parse_error);  // extremes 7
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00\x07", 9)), parse_error);       // coarse shift 7
   CHECK_THROWS_AS(decode_summaries(std::string("FSUM\x02\x0a\x10\x00", 8)), parse_error);           // truncated
@@ -558,7 +558,7 @@ std::string encode_all(const std::vector<window_summary>& windows, const name_ta
 }
 }  // namespace
 
-TEST_CASE("format 3 (range-coded windows) is the default, format 2 is still written on request and read",
+TEST_CASE("format 4 (range-coded windows, launch paces) is the default, format 2 is still written on request and read",
           "[codec][version]") {
   name_table names;
   const auto windows = make_windows(names, 3, 40, 5);
@@ -566,14 +566,14 @@ TEST_CASE("format 3 (range-coded windows) is the default, format 2 is still writ
   v2.format_version = 2;
   const std::string old_format = encode_all(windows, names, v2), now = encode_all(windows, names, {});
   REQUIRE(static_cast<int>(old_format[4]) == 2);
-  REQUIRE(static_cast<int>(now[4]) == 3);
-  INFO("format 2: " << old_format.size() << " bytes, format 3: " << now.size());
+  REQUIRE(static_cast<int>(now[4]) == 4);
+  INFO("format 2: " << old_format.size() << " bytes, format 4: " << now.size());
   CHECK(now.size() < old_format.size() * 3 / 4);
   const auto a = decode_summaries(old_format), b = decode_summaries(now);
   CHECK(a.damaged.empty());
   CHECK(b.damaged.empty());
   CHECK(a.options.format_version == 2);
-  CHECK(b.options.format_version == 3);
+  CHECK(b.options.format_version == 4);
   REQUIRE(a.windows.size() == windows.size());
   REQUIRE(b.windows.size() == windows.size());
   const double rel = std::ldexp(1.0, -8) * 1.0001;  // 7 bits
@@ -593,7 +593,7 @@ TEST_CASE("format 3 (range-coded windows) is the default, format 2 is still writ
   }
   // An encoder asked for a format it cannot write says so.
   codec_options bad;
-  bad.format_version = 4;
+  bad.format_version = 5;
   CHECK_THROWS_AS(summary_encoder([](name_id) { return std::string(); }, bad), invalid_argument);
   bad.format_version = 2;
   bad.extremes_shift = 1;  // format 2 has no field for it
@@ -690,4 +690,39 @@ TEST_CASE("format 3: blocks with a valid CRC and a damaged range-coded stream ar
   }
   CHECK(blocks == windows.size());
   CHECK(rejected > 0);
+}
+
+TEST_CASE(
+    "format 4: each window's launch pace round-trips, key and delta windows, with and without zstd, and format 3 "
+    "drops it",
+    "[codec][version]") {
+  name_table names;
+  auto windows = make_windows(names, 3, 40, 5);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> interval(2e3, 4e5);
+  for (std::size_t i = 0; i < windows.size(); ++i)  // every third window without one (not measured)
+    if (i % 3 != 0) windows[i].launch = {200 + i, interval(rng)};
+  std::vector<codec_options> options(3);
+  options[1].zstd_level = compress::zstd_available ? 3 : 0;
+  options[2].format_version = 3;
+  for (const auto& opt : options) {
+    INFO("format " << opt.format_version << ", zstd " << opt.zstd_level);
+    const auto dec = decode_summaries(encode_all(windows, names, opt));
+    CHECK(dec.damaged.empty());
+    REQUIRE(dec.windows.size() == windows.size());
+    const double rel = std::ldexp(1.0, -8) * 1.0001;  // 7 bits
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+      check_close(dec.windows[i], windows[i], rel);
+      const auto &got = dec.windows[i].launch, &want = windows[i].launch;
+      if (opt.format_version == 3 || want.launches == 0) {
+        CHECK(got.launches == 0);
+        CHECK(got.median_interval_ns == 0);
+        CHECK_FALSE(got.measured());
+        continue;
+      }
+      CHECK(got.launches == want.launches);
+      CHECK(std::abs(got.median_interval_ns - want.median_interval_ns) <= rel * want.median_interval_ns);
+      CHECK(got.measured());
+    }
+  }
 }

@@ -5,6 +5,7 @@
 #include <failslow/compress/window_compressor.hpp>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -297,4 +298,69 @@ TEST_CASE("the compressor's radix sort of durations equals std::sort", "[compres
   failslow::stats::detail::sort_nonnegative(signed_zero.data(), signed_zero.size(), scratch);
   CHECK(std::is_sorted(signed_zero.begin(), signed_zero.end()));
   CHECK(signed_zero.back() == 99.0);
+}
+
+TEST_CASE("launch calls give each window its host's pace: the exact median interval, calls out of order counted",
+          "[compressor][launch]") {
+  for (const bool async : {false, true}) {
+    collector out;
+    std::mutex m;
+    const window_sink sink = [&](window_summary&& w) {
+      std::lock_guard<std::mutex> lock(m);
+      out.windows.push_back(std::move(w));
+    };
+    compressor_config cfg;
+    cfg.per_key_cap = 64;  // past it, the intervals are a uniform sample
+    std::unique_ptr<window_compressor> s;
+    std::unique_ptr<async_window_compressor> a;
+    if (async)
+      a = std::make_unique<async_window_compressor>(1, sink, cfg);
+    else
+      s = std::make_unique<window_compressor>(1, sink, cfg);
+    auto launch = [&](std::int64_t t) { return async ? a->add_launch(t) : s->add_launch(t); };
+    auto add = [&](std::int64_t t) { return async ? a->add(0, t, 1000) : s->add(0, t, 1000); };
+    auto close = [&] { async ? a->close_window() : s->close_window(); };
+    // Window 0: launches at 0, 10, 30, 60 us (intervals 10, 20, 30: median 20 us), one call
+    // before the previous one (counted), a kernel.
+    for (std::int64_t t : {0, 10'000, 30'000, 60'000}) CHECK(launch(t));
+    CHECK_FALSE(launch(50'000));
+    add(5'000);
+    close();
+    // Window 1: 4 intervals (even: the mean of the middle two), no kernel.
+    for (std::int64_t t : {100'000, 101'000, 104'000, 110'000, 111'000}) CHECK(launch(t));
+    close();
+    // Window 2: a kernel, no launch calls (not measured).
+    add(200'000);
+    close();
+    // Window 3: 1001 launches 5 us apart but every 10th 50 us: past the cap, the median of
+    // the sample is still 5 us.
+    std::int64_t t = 300'000;
+    for (int i = 0; i < 1001; ++i) {
+      t += i % 10 == 9 ? 50'000 : 5'000;
+      launch(t);
+    }
+    close();
+    if (async) a->flush();
+    REQUIRE(out.windows.size() == 4);
+    const auto& w = out.windows;
+    CHECK(w[0].launch.launches == 4);
+    CHECK(w[0].launch.median_interval_ns == 20'000);
+    CHECK(w[0].skipped.invalid_duration == 1);
+    CHECK(w[0].event_count() + w[0].launch.launches + w[0].skipped.total() == 6);  // everything offered
+    CHECK(w[1].launch.launches == 5);
+    CHECK(w[1].launch.median_interval_ns == 2'000);  // intervals 1, 3, 6, 1 us
+    CHECK(w[1].event_count() == 0);
+    CHECK(w[2].launch.launches == 0);
+    CHECK_FALSE(w[2].launch.measured());
+    CHECK(w[3].launch.launches == 1001);
+    CHECK(w[3].launch.median_interval_ns == 5'000);
+  }
+  // Merged windows: the counts add, the median is the interval-weighted median of the medians.
+  window_summary a, b, c;
+  a.launch = {101, 10e3};
+  b.launch = {301, 20e3};
+  c.launch = {0, 0};
+  const auto merged = merge_windows({a, b, c});
+  CHECK(merged.launch.launches == 402);
+  CHECK(merged.launch.median_interval_ns == 20e3);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <failslow/compress/trace_windows.hpp>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_host.hpp>
 #include <failslow/diagnose/l4_slow_host.hpp>
@@ -79,6 +80,7 @@ diagnose::job_model hand_model(std::size_t R, std::size_t S) {
   m.iteration_ns.fill(100e6);
   m.has_rank.assign(R, true);
   m.host.measured = true;
+  m.host.launch_pace_measured = true;
   m.host.gaps.assign(R, {});
   m.host.new_kernels = dense_array<double, 2>({R, S});
   m.host.launch_interval_ns = dense_array<double, 2>({R, S});
@@ -239,6 +241,89 @@ TEST_CASE("a host that launches slower while its GPU still has queued work is na
       INFO("calibrated " << layout << ", seed " << seed);
       CHECK(diagnose::find_slow_hosts(m, tj.job.topo).hosts.empty());
     }
+}
+
+TEST_CASE("the hosts' launch pace from window summaries: the same as from traces, and a slow host found from it",
+          "[l4][host]") {
+  // Scale mode keeps, per window, the count of kernel launch calls and the median time between
+  // consecutive ones (compress::window_summary::launch): the always-on path sees a host that
+  // launches 5-10x slower before its GPU idles for it, as the traces do.
+  for (const auto& c : host_cases) {
+    sim::job_config cfg;
+    cfg.sizes = parse_parallel_sizes(c.layout);
+    cfg.seed = c.seed;
+    cfg.steps = 16;
+    cfg.noise = c.noise;
+    cfg.max_clock_offset_us = c.clock_skew_us;
+    sim::scenario_options so;
+    so.onset = 6;
+    INFO("layout " << c.layout << ", seed " << c.seed);
+    {  // the pace of each rank and step, both ways
+      const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::host_launch_delay, so);
+      auto traced = diagnose::build_job_model(tj.set);
+      diagnose::measure_host_activity(traced, tj.set);
+      const auto summed = failslow_test::simulate_summaries_model(cfg, sim::scenario::host_launch_delay, so).first;
+      REQUIRE(summed.host.launch_pace_measured);
+      CHECK_FALSE(summed.host.measured);  // no gaps or new kernels: those need host events
+      REQUIRE(summed.rank_count() == traced.rank_count());
+      REQUIRE(summed.steps == traced.steps);
+      std::size_t compared = 0;
+      for (std::size_t r = 0; r < summed.rank_count(); ++r)
+        for (std::size_t s = 0; s < summed.step_count(); ++s) {
+          const double a = summed.host.launch_interval_ns(r, s), b = traced.host.launch_interval_ns(r, s);
+          REQUIRE(std::isfinite(a));
+          if (!std::isfinite(b)) continue;
+          CHECK(a == Approx(b).epsilon(1e-9));
+          ++compared;
+        }
+      CHECK(compared == summed.rank_count() * summed.step_count());
+      // The traces compressed (failslow compress): their windows carry the same pace.
+      diagnose::job_model_builder b;
+      for (const auto& t : tj.set.traces)
+        compress::summarize_trace(t.data, trace::map_steps(t.data, tj.set.names), t.rank, {},
+                                  [&](compress::window_summary&& w) {
+                                    b.add_window(std::move(w), [&](name_id k) { return tj.set.names.name(k); });
+                                  });
+      const auto compressed = b.finish();
+      REQUIRE(compressed.host.launch_pace_measured);
+      REQUIRE(compressed.steps == traced.steps);
+      for (std::size_t r = 0; r < compressed.rank_count(); ++r)
+        for (std::size_t s = 0; s < compressed.step_count(); ++s)
+          CHECK(compressed.host.launch_interval_ns(r, s) == Approx(traced.host.launch_interval_ns(r, s)).epsilon(1e-9));
+    }
+    for (const double severity : {0.1, 0.25}) {
+      so.severity = severity;
+      const auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::host_launch_delay, so);
+      const auto rep = diagnose::diagnose(m, topology(cfg.sizes));
+      INFO("severity " << severity);
+      for (const auto& f : rep.findings) UNSCOPED_INFO(f.level << " " << f.kind << ": " << f.summary);
+      const auto hosts = of_kind(rep, "slow_host");
+      REQUIRE(hosts.size() == 1);
+      CHECK(hosts[0]->ranks == truth.faults.front().ranks);
+      CHECK(std::abs(hosts[0]->first_step - truth.faults.front().first_step) <= 1);
+      CHECK(hosts[0]->evidence.number("launch_interval_ratio") > 2);
+      const auto score = sim::score_case(truth, rep);
+      CHECK(score.counts.false_positives == 0);
+      CHECK(score.counts.recall() == 1.0);
+    }
+    so.severity = 1;
+  }
+  // Healthy summaries, GPU-bound and host-paced, at twice the noise: no host is slower.
+  for (const auto* layout : {"tp=2,pp=4,dp=4", "tp=1,pp=1,dp=8"})
+    for (std::uint64_t seed : {1u, 2u})
+      for (const bool calibrated : {false, true}) {
+        auto cfg = calibrated ? failslow_test::calibrated_config(layout, seed, 20) : sim::job_config{};
+        if (!calibrated) {
+          cfg.sizes = parse_parallel_sizes(layout);
+          cfg.seed = seed;
+          cfg.steps = 20;
+        }
+        cfg.noise = 2;
+        const auto m = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy).first;
+        INFO(layout << ", seed " << seed << (calibrated ? ", calibrated" : ", GPU-bound"));
+        REQUIRE(m.host.launch_pace_measured);
+        CHECK(diagnose::find_slow_hosts(m, topology(cfg.sizes)).hosts.empty());
+      }
 }
 
 TEST_CASE("host stalls: none on healthy jobs, compute stragglers or slow links", "[l4][host]") {

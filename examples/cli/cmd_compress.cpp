@@ -56,7 +56,7 @@ struct compress_options {
   bool no_fidelity = false;
   std::size_t fidelity_pairs = 400;
   int zstd_level = failslow::compress::zstd_available ? 3 : 0;  // the codec's entropy stage
-  unsigned fsum_format = 3;                                     // 2: for readers before format 3
+  unsigned fsum_format = 4;                                     // 2, 3: for readers before format 3, 4
   bool mpi = false;
 };
 
@@ -561,8 +561,9 @@ void add_compress_command(CLI::App& app) {
   cmd->add_option("--zstd", opts->zstd_level,
                   "zstd level of the .fsum entropy stage, 0 for none (default 3 where built with zstd, else 0)");
   cmd->add_option("--fsum-format", opts->fsum_format,
-                  "the .fsum format written: 3 (default, range-coded windows) or 2 (readers built before format 3)")
-      ->check(CLI::Range(2, 3));
+                  "the .fsum format written: 4 (default: range-coded windows with the hosts' launch pace), 3 (readers "
+                  "built before format 4; no launch pace) or 2 (readers built before format 3)")
+      ->check(CLI::Range(2, 4));
   cmd->add_option("--cap", opts->cap, "durations kept per key and window before reservoir sampling (default 4096)");
   cmd->add_option("--window-ms", opts->window_ms, "time-bounded windows when the traces have no steps (0: one window)");
   cmd->add_flag("--no-steps", opts->no_steps, "ignore ProfilerStep annotations; use --window-ms windows");

@@ -187,6 +187,10 @@ py::dict window_dict(const cp::window_summary& w, NameOf&& name_of) {
   skipped["no_window"] = w.skipped.no_window;
   d["skipped"] = skipped;
   d["subsampled"] = w.subsampled;
+  py::dict launch;  // the host's kernel launch calls (count 0: not measured)
+  launch["launches"] = w.launch.launches;
+  launch["median_interval_ns"] = w.launch.median_interval_ns;
+  d["launch"] = launch;
   return d;
 }
 
@@ -217,6 +221,8 @@ class compressor {
         py::isinstance<py::str>(name) ? key(name.cast<std::string>()) : known_key(name.cast<failslow::name_id>());
     return compressor_.add(k, start_ns, duration_ns);
   }
+
+  bool add_launch(std::int64_t start_ns) { return compressor_.add_launch(start_ns); }
 
   std::size_t add_events(const py::object& names,
                          const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& start,
@@ -542,6 +548,9 @@ so far (header and every closed window). Events with a negative duration are cou
            "Adds one duration of a kernel (a name or a key); False when it was counted as skipped.")
       .def("add_events", &compressor::add_events, "names"_a, "start_ns"_a, "duration_ns"_a,
            "Adds many durations: names a list of str or an array of keys; returns how many were added.")
+      .def("add_launch", &compressor::add_launch, "start_ns"_a,
+           "Records a host kernel launch call: the window's 'launch' (count, median interval between "
+           "consecutive calls, the host's pace); False when a call before the previous one was counted as skipped.")
       .def("close_window", &compressor::close_window, "end_ns"_a = 0,
            "Closes the window (a step marker at end_ns); returns the windows closed since the last call.")
       .def_property_readonly("windows", &compressor::windows, "Every closed window, as dicts.")

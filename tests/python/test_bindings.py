@@ -308,12 +308,15 @@ def test_compressor_windows_and_fsum_roundtrip():
         assert comp.add_events(["gemm"] * len(d), starts, d) == len(d)
         assert comp.add("nccl_allreduce", int(starts[-1]) + 1000, 5000)
         assert not comp.add("gemm", 0, -5)  # a negative duration: counted, not added
+        for t in starts[::2]:  # the host's launch calls, 2 us apart
+            assert comp.add_launch(int(t))
         total += int(d.sum())
         (w,) = comp.close_window(int(starts[-1]) + 10_000)
         gemm = next(k for k in w["kernels"] if k["name"] == "gemm")
         assert gemm["count"] == len(d) and gemm["total_ns"] == pytest.approx(d.sum(), rel=1e-12)
         assert len(gemm["clusters"]) == 2
         assert w["skipped"]["invalid_duration"] == 1
+        assert w["launch"] == {"launches": 200, "median_interval_ns": 2000.0}
     with pytest.raises(ValueError, match="was not given by key"):
         comp.add(99, 0, 10)
     gemm_key = comp.key("gemm")
@@ -326,6 +329,8 @@ def test_compressor_windows_and_fsum_roundtrip():
         ga = next(k for k in a["kernels"] if k["name"] == "gemm")
         gb = next(k for k in b["kernels"] if k["name"] == "gemm")
         assert ga["count"] == gb["count"]
+        assert b["launch"]["launches"] == a["launch"]["launches"]
+        assert b["launch"]["median_interval_ns"] == pytest.approx(a["launch"]["median_interval_ns"], rel=2 ** -8)
         for ca, cb in zip(ga["clusters"], gb["clusters"]):
             assert cb["p50"] == pytest.approx(ca["p50"], rel=2 ** -8)  # 7-bit log quantisation
 

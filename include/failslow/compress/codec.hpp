@@ -2,11 +2,13 @@
 //
 // Synopsis
 //   file    := "FSUM" version:u8 precision_bits:u8 key_frame_interval:u16le coarse_shift:u8
-//              extremes_shift:u8 block*     (version 3, the default; version 2 files, without
+//              extremes_shift:u8 block*     (version 4, the default: version 3 with each window's
+//              launch pace; version 3 files, without it, and version 2 files, without
 //              extremes_shift and with the windows below coded as varints and nibbles, and
 //              version 1 files, which also have no coarse_shift byte, no key forms and no
 //              groups, are still read; codec_options::format_version = 2 still writes version 2
-//              for older readers; a later version is a parse_error that names the versions read)
+//              for older readers, 3 likewise; a later version is a parse_error that names the
+//              versions read)
 //   block   := "FSB1" type:u8 length:varint payload[length] crc:u32le
 //              crc = CRC-32C (Castagnoli) of type and payload (as stored)
 //   types   := 1 names (new dictionary entries: count, then id and length each, then the
@@ -34,6 +36,9 @@
 //                  then the ascending steps of knot_count knots and the top values (varints)
 //              then the nibble section: per key in order, the deltas of a delta key's fields
 //              or a values key's steps. (Version 2.)
+//   window v4 := the layout byte's bit 1 set when the window has a launch pace
+//              (window_summary::launch), followed by its launch count and the code of its median
+//              interval (varints, the durations' log-quantisation); then as v3.
 //   window v3 := the same up to the layout and key ids; then one range-coded stream
 //              (detail/range_coder.hpp: adaptive binary range coder, a context per field, reset
 //              at each window) holding per key its mode bit and fields: a delta key (clusters
@@ -122,9 +127,11 @@ struct codec_options {
   /// launches moves by several percent from window to window) and the reconstruction is
   /// least sensitive to them; bench/README.md measures the bytes and W1 of each shift.
   unsigned coarse_shift = 1;
-  /// The format written: 3 (the entropy-coded windows), or 2 for readers that only know
-  /// format 2 (nibbles and varints). Readers of this build read 1, 2 and 3.
-  unsigned format_version = 3;
+  /// The format written: 4 (the entropy-coded windows with the host's launch pace), 3 for
+  /// readers that only know format 3 (the same without window_summary::launch, which it
+  /// drops), or 2 for readers that only know format 2 (nibbles and varints). Readers of this
+  /// build read 1 to 4.
+  unsigned format_version = 4;
   /// Format 3: a cluster's min and max quantised 2^extremes_shift times coarser (0..6). 0 by
   /// default: at 1 the steps of bench_compress cost 8 % fewer bytes for the same W1, but the
   /// summaries' battery's median W1/mean rises from 0.49 % to 0.53 % (bench/README.md).
@@ -135,7 +142,8 @@ namespace detail {
 
 inline constexpr std::string_view file_magic = "FSUM";
 inline constexpr std::string_view block_magic = "FSB1";
-inline constexpr std::uint8_t file_version = 3;  // 1: clusters only, no groups; 2: nibbles (both still read)
+inline constexpr std::uint8_t file_version =
+    4;  // 1: clusters only, no groups; 2: nibbles; 3: no launch pace (all read)
 enum block_type : std::uint8_t { names_block = 1, key_window = 2, delta_window = 3, group_block = 4 };
 inline constexpr std::uint8_t zstd_flag = 0x80;  // the block's payload is one zstd frame
 // A key's form (v2): clusters only, its durations (values), or clusters and knots.
@@ -175,7 +183,8 @@ struct key_codes {
 };
 struct window_codes {
   std::uint64_t window_id = 0;
-  std::vector<key_codes> keys;  // sorted by key
+  std::uint64_t launches = 0, launch_interval = 0;  // format 4: the host's launch pace (0: none)
+  std::vector<key_codes> keys;                      // sorted by key
   const key_codes* find(name_id k) const noexcept {
     auto it = std::lower_bound(keys.begin(), keys.end(), k, [](const key_codes& a, name_id b) { return a.key < b; });
     return it != keys.end() && it->key == k ? &*it : nullptr;
@@ -380,7 +389,7 @@ class summary_encoder {
       throw invalid_argument("summary_encoder: group_bytes must be in [1 KiB, 16 MiB]");
     if (opt_.coarse_shift > 6) throw invalid_argument("summary_encoder: coarse_shift must be in [0, 6]");
     if (opt_.format_version < 2 || opt_.format_version > detail::file_version)
-      throw invalid_argument("summary_encoder: format_version must be 2 or 3");
+      throw invalid_argument("summary_encoder: format_version must be 2, 3 or 4");
     if (opt_.extremes_shift > 6 || (opt_.extremes_shift > 0 && opt_.format_version < 3))
       throw invalid_argument("summary_encoder: extremes_shift must be in [0, 6], and 0 in format 2");
   }
@@ -437,7 +446,13 @@ class summary_encoder {
     bool same_keys = !key && st.ref.keys.size() == codes.keys.size();
     for (std::size_t i = 0; same_keys && i < codes.keys.size(); ++i)
       same_keys = st.ref.keys[i].key == codes.keys[i].key;
-    payload.push_back(same_keys ? 1 : 0);
+    // Format 4: bit 1 of the layout byte says the host's launch pace follows (two varints).
+    const bool pace = opt_.format_version >= 4 && w.launch.launches > 0;
+    payload.push_back(static_cast<char>((same_keys ? 1 : 0) | (pace ? 2 : 0)));
+    if (pace) {
+      detail::put_varint(payload, w.launch.launches);
+      detail::put_varint(payload, q_.code(w.launch.median_interval_ns));
+    }
     std::string modes((codes.keys.size() + 7) / 8, '\0');
     name_id prev = 0;
     for (std::size_t i = 0; i < codes.keys.size(); ++i) {
@@ -813,8 +828,13 @@ inline bool read_window(std::string_view payload, bool is_delta, const std::map<
   // First pass: keys, modes and absolute values; delta keys are completed from the nibble
   // section that follows the key list.
   std::string_view layout, modes;
-  if (!r.bytes(1, layout) || (layout[0] != 0 && layout[0] != 1)) return false;
-  const bool same_keys = layout[0] == 1;
+  if (!r.bytes(1, layout)) return false;
+  const auto flags = static_cast<unsigned char>(layout[0]);
+  if (flags > (version >= 4 ? 3u : 1u)) return false;
+  const bool same_keys = (flags & 1) != 0;
+  if ((flags & 2) != 0 &&
+      (!r.varint(codes.launches) || !r.varint(codes.launch_interval) || codes.launch_interval > max_code))
+    return false;
   if (same_keys) {  // the reference's key list
     if (!ref || ref->keys.size() != nkeys) return false;
     for (std::size_t i = 0; i < codes.keys.size(); ++i) codes.keys[i].key = ref->keys[i].key;
@@ -994,7 +1014,7 @@ class summary_decoder {
       if (data.substr(0, 4) != file_magic) throw parse_error({source_, 0, 0, 0}, "the .fsum magic \"FSUM\"");
       version_ = static_cast<std::uint8_t>(data[4]);
       if (version_ < 1 || version_ > file_version)
-        throw parse_error({source_, 0, 0, 4}, "format version 1, 2 or 3 (this build reads up to 3)");
+        throw parse_error({source_, 0, 0, 4}, "format version 1, 2, 3 or 4 (this build reads up to 4)");
       out_.options.precision_bits = static_cast<unsigned char>(data[5]);
       out_.options.key_frame_interval =
           static_cast<unsigned char>(data[6]) | (static_cast<unsigned>(static_cast<unsigned char>(data[7])) << 8);
@@ -1150,6 +1170,7 @@ class summary_decoder {
         refs_.erase(w.rank);  // later deltas of this rank wait for its next key window
         return;
       }
+      w.launch = {codes.launches, value(codes.launch_interval)};
       w.kernels.resize(codes.keys.size());
       for (std::size_t i = 0; i < codes.keys.size(); ++i) {
         const auto& kc = codes.keys[i];

@@ -15,7 +15,10 @@
 //   distributions mixed by their counts (stats::lognormal_mixture::quantile), no top values.
 //   Inputs of one rank keep that rank; inputs of
 //   several ranks give rank -1 (a group baseline). The span is the union of the inputs'; the
-//   window id is the first input's; skip and subsample counts add.
+//   window id is the first input's; skip and subsample counts add. Launch paces: the counts
+//   add; the median interval is the median of the inputs' medians weighted by their intervals
+//   (the exact median of the pooled intervals when the inputs' medians agree, within their
+//   spread otherwise).
 // Complexity: O(total clusters log total clusters) per key plus the quantile inversions.
 // Errors: an empty input throws failslow::invalid_argument.
 #pragma once
@@ -23,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "failslow/compress/window_summary.hpp"
@@ -114,6 +118,7 @@ inline window_summary merge_windows(const std::vector<window_summary>& windows) 
   out.start_ns = windows.front().start_ns;
   out.end_ns = windows.front().end_ns;
   std::map<name_id, std::vector<const kernel_summary*>> by_key;
+  std::vector<std::pair<double, double>> paces;  // (median interval, intervals) of each input
   for (const auto& w : windows) {
     if (w.rank != out.rank) out.rank = -1;
     out.start_ns = std::min(out.start_ns, w.start_ns);
@@ -122,7 +127,22 @@ inline window_summary merge_windows(const std::vector<window_summary>& windows) 
     out.skipped.invalid_key += w.skipped.invalid_key;
     out.skipped.no_window += w.skipped.no_window;
     out.subsampled += w.subsampled;
+    out.launch.launches += w.launch.launches;
+    if (w.launch.measured())
+      paces.emplace_back(w.launch.median_interval_ns, static_cast<double>(w.launch.launches - 1));
     for (const auto& k : w.kernels) by_key[k.key].push_back(&k);
+  }
+  if (!paces.empty()) {  // weighted median of the medians
+    std::sort(paces.begin(), paces.end());
+    double total = 0, acc = 0;
+    for (const auto& p : paces) total += p.second;
+    for (const auto& p : paces) {
+      acc += p.second;
+      if (acc >= 0.5 * total) {
+        out.launch.median_interval_ns = p.first;
+        break;
+      }
+    }
   }
   for (const auto& [key, parts] : by_key) {
     kernel_summary k;

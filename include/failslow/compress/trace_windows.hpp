@@ -21,9 +21,13 @@
 //   window_of_event (optional) receives, per event of the trace, the id of the window it went
 //   to, or -1: what a caller needs to compare summaries with the exact durations
 //   (compress/fidelity.hpp).
+//   With steps, each window also gets its host's launch pace (window_summary::launch): the
+//   runtime calls that launched GPU work (a device activity shares their correlation id) whose
+//   start lies in the step's CPU range -- what diagnose/l4_host.hpp measures on traces.
 // Accounting: device_events = compressed + outside_steps + skipped (the compressor's counted
 //   skips: negative duration, key over the limit); host_events are the other events (CPU ops,
-//   runtime calls, annotations), which are not kernel durations and are not compressed.
+//   runtime calls, annotations), which are not kernel durations and are not compressed (the
+//   launch calls among them are counted in their window's launch pace).
 // Complexity: O(n log n) for n GPU activities (a sort by start) plus the compressor's window
 //   closes; O(n) extra memory for the order.
 // Errors: the compressor's configuration errors and options.keys of another size than the
@@ -43,6 +47,7 @@
 #include "failslow/core/event.hpp"
 #include "failslow/core/launch_shape.hpp"
 #include "failslow/io/trace_data.hpp"
+#include "failslow/trace/detail/correlation_map.hpp"
 #include "failslow/trace/steps.hpp"
 
 namespace failslow::compress {
@@ -132,10 +137,18 @@ trace_window_counts summarize_trace(const io::trace_data& trace, const trace::st
       cfg);
 
   if (by_step) {
+    // The host's launch pace: the calls that launched GPU work, by the step their start is in.
+    std::vector<std::vector<std::int64_t>> launches(steps.steps.size());
+    const std::vector<char> is_launch = trace::detail::launch_calls(ev);
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (is_launch[i] && i < steps.step_of_event.size() && steps.step_of_event[i] >= 0)
+        launches[static_cast<std::size_t>(steps.step_of_event[i])].push_back(ev[i].start_ns);
     std::size_t k = 0;
     for (std::size_t s = 0; s < steps.steps.size(); ++s) {
       const auto& step = steps.steps[s];
       next_window_id = step.number;
+      std::sort(launches[s].begin(), launches[s].end());
+      for (std::int64_t t : launches[s]) compressor.add_launch(t);
       for (; k < order.size() && steps.step_of_event[order[k]] == static_cast<std::int32_t>(s); ++k) {
         const std::size_t i = order[k];
         if (compressor.add(keyed(i)) && window_of_event) (*window_of_event)[i] = step.number;

@@ -7,6 +7,8 @@
 //   closes on a step marker (close_window) or, with max_window_ns set, when an event starts
 //   past the window's time bound. Closing clusters each key's durations at the valleys of
 //   their density (stats/valleys.hpp, log space) and hands a window_summary to the sink.
+//   add_launch(start) records a host kernel launch call: the window's launch count and the
+//   median time between its consecutive calls (window_summary::launch, the host's pace).
 //   basic_async_window_compressor does the same with the clustering on a worker thread: the
 //   producer only swaps two buffer sets at a window close.
 // Memory is bounded and does not grow with the number of windows: buffers are reused (cleared,
@@ -17,7 +19,8 @@
 //   Keys are dense name ids (core/name_table.hpp); ids at or above `key_limit` are counted
 //   as invalid_key, which bounds the slot table.
 // Accounting: every add() either adds the event or counts it in skip_counts (invalid_duration,
-//   invalid_key); window_summary::event_count() + skipped.total() = events offered.
+//   invalid_key), every add_launch() likewise (invalid_duration: a call before the window's
+//   previous one); event_count() + launch.launches + skipped.total() = everything offered.
 // Thread model: a compressor is used by one producer thread (not synchronised). The async
 //   variant's sink runs on its worker thread; its producer blocks in close_window() only
 //   while the worker is still summarising the previous window, i.e. at most one window's
@@ -123,6 +126,7 @@ class window_buffer {
         slots_(alloc),
         active_(alloc),
         scratch_(alloc),
+        intervals_(alloc),
         rng_(seed) {}
 
   bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
@@ -162,7 +166,28 @@ class window_buffer {
     return true;
   }
 
-  bool empty() const noexcept { return events_ == 0; }
+  // A host launch call at start_ns: its interval from the window's previous one is kept (a
+  // reservoir of cap_ beyond that); a call before the previous one is counted as skipped.
+  bool add_launch(std::int64_t start_ns) {
+    if (start_ns < 0 || (launches_ > 0 && start_ns < last_launch_)) {
+      ++skipped_.invalid_duration;
+      return false;
+    }
+    if (launches_++ > 0) {
+      const auto d = static_cast<double>(start_ns - last_launch_);
+      ++intervals_seen_;
+      if (intervals_.size() < cap_) {
+        intervals_.push_back(d);
+      } else {
+        const auto j = static_cast<std::uint64_t>(uniform01() * static_cast<double>(intervals_seen_));
+        if (j < intervals_.size()) intervals_[j] = d;
+      }
+    }
+    last_launch_ = start_ns;
+    return true;
+  }
+
+  bool empty() const noexcept { return events_ == 0 && launches_ == 0; }
   std::int64_t start() const noexcept { return start_; }
   std::uint64_t events() const noexcept { return events_; }
 
@@ -172,6 +197,17 @@ class window_buffer {
     out.end_ns = std::max(end_, out.end_ns);
     out.skipped = skipped_;
     out.subsampled = subsampled_;
+    out.launch = {launches_, 0.0};
+    if (!intervals_.empty()) {
+      auto mid = intervals_.begin() + static_cast<std::ptrdiff_t>(intervals_.size() / 2);
+      std::nth_element(intervals_.begin(), mid, intervals_.end());
+      double m = *mid;
+      if (intervals_.size() % 2 == 0) m = 0.5 * (m + *std::max_element(intervals_.begin(), mid));
+      out.launch.median_interval_ns = m;
+    }
+    intervals_.clear();
+    launches_ = intervals_seen_ = 0;
+    last_launch_ = 0;
     std::sort(active_.begin(), active_.end());
     out.kernels.reserve(active_.size());
     for (name_id key : active_) out.kernels.push_back(summarize_key(key, slots_[key], cfg, scratch_));
@@ -296,7 +332,10 @@ class window_buffer {
   Allocator alloc_;
   vec<slot> slots_;
   vec<name_id> active_;
-  vec<double> scratch_;  // the radix sort's buffer, reused
+  vec<double> scratch_;    // the radix sort's buffer, reused
+  vec<double> intervals_;  // between the window's consecutive launch calls (a reservoir past cap_)
+  std::uint64_t launches_ = 0, intervals_seen_ = 0;
+  std::int64_t last_launch_ = 0;
   skip_counts skipped_{};
   std::uint64_t subsampled_ = 0, events_ = 0, epoch_ = 1;
   std::int64_t start_ = 0, end_ = 0;
@@ -339,6 +378,10 @@ class basic_window_compressor {
     }
     return add(e.name, e.start_ns, e.duration_ns());
   }
+
+  /// Records a host kernel launch call (window_summary::launch: the host's pace); false when a
+  /// call before the window's previous one is counted as skipped instead.
+  bool add_launch(std::int64_t start_ns) { return buffer_.add_launch(start_ns); }
 
   /// Closes the current window (a step marker at `end_ns`) and hands its summary to the sink.
   /// An empty window is emitted too (a step without kernels is information).
@@ -408,6 +451,8 @@ class basic_async_window_compressor {
     }
     return add(e.name, e.start_ns, e.duration_ns());
   }
+
+  bool add_launch(std::int64_t start_ns) { return front_.add_launch(start_ns); }
 
   /// Swaps the filled buffers with the worker's (waiting while it is still busy with the
   /// previous window) and returns; the worker summarises and calls the sink.

@@ -22,6 +22,13 @@
 //   n = sampled), else each cluster by stats::reconstruct_cluster
 //   (the shape that best predicts its stored statistics), weights n_c / n. Keys with values,
 //   knots or piecewise clusters are always truncated (their pieces mean nothing outside).
+//   launch: the host's pace of kernel launches in the window, where the source sees the launch
+//   calls (window_compressor::add_launch: the simulator's scale mode, a collector with runtime
+//   records): their count and the median time between consecutive ones, exact up to the
+//   compressor's per_key_cap intervals (a uniform sample beyond). Not a kernel key, so sums
+//   over `kernels` stay GPU time; launches = 0 where nothing was measured. A host that
+//   launches slower than its peers' shows here before its GPU idles for it
+//   (diagnose/l4_slow_host.hpp).
 // Complexity: value type; find() is O(log keys) (kernels are kept sorted by key).
 #pragma once
 
@@ -89,6 +96,14 @@ struct kernel_summary {
   }
 };
 
+/// The host's kernel launch calls in one window (see the synopsis).
+struct launch_summary {
+  std::uint64_t launches = 0;     ///< launch calls seen in the window; 0: not measured
+  double median_interval_ns = 0;  ///< median time between consecutive ones (launches >= 2), else 0
+
+  bool measured() const noexcept { return launches >= 2 && median_interval_ns > 0; }
+};
+
 /// Why events were not added to a window (each event is either added or counted here).
 struct skip_counts {
   std::uint64_t invalid_duration = 0;  ///< end < start, or a negative duration
@@ -106,6 +121,7 @@ struct window_summary {
   std::vector<kernel_summary> kernels;  ///< sorted by key
   skip_counts skipped;                  ///< events of this window that were not added
   std::uint64_t subsampled = 0;         ///< added events represented by the reservoir only
+  launch_summary launch;                ///< the host's launch calls, where the source sees them
 
   std::uint64_t event_count() const noexcept {
     std::uint64_t n = 0;

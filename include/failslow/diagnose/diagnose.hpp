@@ -958,7 +958,7 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
         list);
   }
   // L4 host side: an idle-phase straggler whose host launches late says so; stalls stand alone.
-  if (m.host.measured) {
+  if (m.host.launch_pace_measured) {
     for (const auto& st : l2.stragglers) {
       if (m.phases[st.phase].role != phase_role::idle) continue;
       const auto pace = late_launch(m, st.rank, st.peers, st.first, st.last);
@@ -978,7 +978,7 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
   }
   // Hosts that launch slower than their peers': a finding where no idle-phase straggler names
   // the rank over those steps (a GPU-bound job hides it in the step time, for now).
-  if (m.host.measured) {
+  if (m.host.launch_pace_measured) {
     auto so = o.slow_hosts;
     so.test.layout_assumed = so.test.layout_assumed || l2o.layout_assumed;
     if (so.test.roles.empty()) so.test.roles = l2o.roles;

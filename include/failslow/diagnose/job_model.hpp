@@ -154,13 +154,15 @@ struct host_gap {
 };
 
 /// What the hosts did around their launches (diagnose/l4_host.hpp fills it from traces;
-/// summaries keep no host events, so it stays unmeasured for .fsum models).
+/// summaries keep no host events, so it stays unmeasured for .fsum models, but for the launch
+/// pace where their windows carry one: compress::window_summary::launch).
 struct host_activity {
-  bool measured = false;
+  bool measured = false;                    ///< gaps, new kernels and launch pace, from traces
+  bool launch_pace_measured = false;        ///< launch_interval_ns holds values (traces, or summaries' paces)
   std::vector<std::vector<host_gap>> gaps;  ///< per rank: the largest gap of each step that has one
   dense_array<double, 2> new_kernels;       ///< rank x step: kernels launched for the first time
   std::map<std::pair<int, std::size_t>, std::vector<std::string>> new_kernel_names;  ///< (rank, step): a few
-  dense_array<double, 2> launch_interval_ns;  ///< rank x step: median time between launch calls
+  dense_array<double, 2> launch_interval_ns;  ///< rank x step: median time between launch calls (NaN: none)
 };
 
 struct job_model {
@@ -319,6 +321,7 @@ class job_model_builder {
     v[1 + communication_phase] = sums[static_cast<std::size_t>(kernel_class::communication)];
     v[1 + memory_phase] = sums[static_cast<std::size_t>(kernel_class::memory)];
     v[1 + idle_phase] = std::max(0.0, v[0] - sums[0] - sums[1] - sums[2]);
+    if (w.launch.measured()) rs.launch_interval[id] = w.launch.median_interval_ns;
     rs.seen = true;
     rs.last_step = id;
     rs.last_end = w.end_ns;
@@ -391,6 +394,8 @@ class job_model_builder {
     m.measured_on_host.assign(R, false);
     for (int r : host_ranks_)
       if (r >= 0 && static_cast<std::size_t>(r) < R) m.measured_on_host[static_cast<std::size_t>(r)] = true;
+    m.host.launch_interval_ns = dense_array<double, 2>({R, S});
+    m.host.launch_interval_ns.fill(nan);
     for (const auto& [rank, rs] : ranks_) {
       const auto r = static_cast<std::size_t>(rank);
       for (const auto& [number, v] : rs.values) {
@@ -398,6 +403,11 @@ class job_model_builder {
         m.has_rank[r] = true;
         m.iteration_ns(r, s) = v[0];
         for (std::size_t p = 0; p < P && p + 1 < v.size(); ++p) m.phase_ns(r, p, s) = v[p + 1];
+      }
+      for (const auto& [number, x] : rs.launch_interval) {  // summaries that carry the host's pace
+        const auto s = static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), number) - steps.begin());
+        m.host.launch_interval_ns(r, s) = x;
+        m.host.launch_pace_measured = true;
       }
     }
     int missing = 0;
@@ -432,6 +442,7 @@ class job_model_builder {
 
   struct rank_data {
     std::map<std::int64_t, std::vector<double>> values;  // step -> [iteration, phase 0, phase 1, ...]
+    std::map<std::int64_t, double> launch_interval;      // step -> the window's median launch interval
     bool seen = false;                                   // a window of this rank was added
     std::int64_t last_step = 0, last_end = 0;
   };

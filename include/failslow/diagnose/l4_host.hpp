@@ -235,6 +235,7 @@ inline void measure_host_activity(job_model& m, const trace::trace_set& set, con
     for (const auto& e : ev) has_gpu = has_gpu || is_device_activity(e.kind);
     if (!has_gpu) continue;  // a CPU job: no launches to measure
     h.measured = true;
+    h.launch_pace_measured = true;
     // Model step index of each of the trace's steps (by CPU start), or S.
     std::vector<std::size_t> at(steps.steps.size(), S);
     std::vector<std::pair<std::int64_t, std::size_t>> by_start;  // (cpu start, trace step)
@@ -291,14 +292,7 @@ inline void measure_host_activity(job_model& m, const trace::trace_set& set, con
     }
 
     // The host's launch pace: consecutive launch calls within a step.
-    auto launch_of = trace::detail::correlation_map::for_launches(ev);  // correlation -> runtime call
-    for (std::size_t i = 0; i < ev.size(); ++i)
-      if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
-        launch_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
-    std::vector<char> is_launch(ev.size(), 0);  // runtime calls that started GPU work
-    for (const auto& e : ev)
-      if (is_device_activity(e.kind) && e.correlation != 0)
-        if (const std::uint32_t* l = launch_of.find(e.correlation)) is_launch[*l] = 1;
+    const std::vector<char> is_launch = trace::detail::launch_calls(ev);  // calls that started GPU work
     std::vector<std::vector<std::int64_t>> starts(steps.steps.size());
     for (std::size_t k = 0; k < ev.size(); ++k) {
       if (!is_launch[k]) continue;
@@ -721,8 +715,8 @@ inline launch_pace late_launch(const job_model& m, int rank, const std::vector<i
                                std::size_t last) {
   launch_pace out;
   const auto& h = m.host;
-  if (!h.measured || rank < 0 || static_cast<std::size_t>(rank) >= m.rank_count() || last >= m.step_count() ||
-      first > last)
+  if (!h.launch_pace_measured || rank < 0 || static_cast<std::size_t>(rank) >= m.rank_count() ||
+      last >= m.step_count() || first > last)
     return out;
   std::vector<double> own, others;
   for (std::size_t s = first; s <= last; ++s) {

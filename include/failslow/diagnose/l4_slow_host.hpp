@@ -3,7 +3,8 @@
 //
 // Synopsis
 //   slow_host_result find_slow_hosts(model, topo, options)
-//   Traces only (model.host measured by l4_host.hpp's measure_host_activity): x_rt =
+//   Where the model has the hosts' launch pace (traces, by l4_host.hpp's measure_host_activity;
+//   summaries whose windows carry it, compress::window_summary::launch): x_rt =
 //   launch_interval_ns(r, t), the median time between rank r's consecutive kernel launch calls
 //   in step t -- its host's pace. One derived model (as L3's questions, l3_degraded.hpp) with x
 //   as its only compared phase goes through L2's test (l2_stragglers.hpp) with options.test:
@@ -81,7 +82,7 @@ inline slow_host_result find_slow_hosts(const job_model& m, const topology& topo
     throw invalid_argument("find_slow_hosts: topology of " + std::to_string(topo.world_size()) +
                            " ranks for a job of " + std::to_string(m.world_size));
   slow_host_result out;
-  if (!m.host.measured) return out;
+  if (!m.host.launch_pace_measured) return out;
   const std::size_t R = m.rank_count(), S = m.step_count();
   phase_info ph;
   ph.name = "launch interval";

@@ -10,8 +10,10 @@
 //   rank's GPU kernels (compute and collectives, in start order) go straight into that rank's
 //   compress::window_compressor, one window per step: once every rank has finished step k,
 //   the windows of ranks 0, 1, ..., world - 1 are closed and handed to `sink`, then step k + 1
-//   runs. The sink thus sees world x steps windows, step by step, ranks ascending. Host
-//   calls and annotations are not kept.
+//   runs. The sink thus sees world x steps windows, step by step, ranks ascending. Of the host
+//   calls, the kernel launches give each window's launch pace (window_summary::launch: their
+//   count and the median time between consecutive ones); the rest, and annotations, are not
+//   kept.
 //   A window: rank; window_id = its ProfilerStep number; start/end = first kernel start and
 //   last kernel end on the rank's own clock (true time + clock offset + options.epoch_ns, as
 //   the Kineto writer's timestamps); per kernel key the exact count and total and the
@@ -138,7 +140,13 @@ class summary_recorder {
     compressors_[i].add(kernel_key(k.role), k.start_ns + shift_[i], k.duration_ns());
     ++kernels_;
   }
-  void host(int, const host_call&) noexcept {}
+  // Kernel launch calls give the window's launch pace (window_summary::launch); the host's
+  // other calls are not kept.
+  void host(int r, const host_call& h) {
+    if (h.name != host_name::launch_kernel) return;
+    const auto i = static_cast<std::size_t>(r);
+    compressors_[i].add_launch(h.start_ns + shift_[i]);
+  }
   void annotate(int, const annotation&) noexcept {}
 
   /// Closes every rank's window of ProfilerStep `step`, ranks ascending.

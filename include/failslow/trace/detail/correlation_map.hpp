@@ -69,4 +69,20 @@ class correlation_map {
   std::unordered_map<std::uint32_t, std::uint32_t> map_;
 };
 
+/// Per event, 1 for the runtime calls that launched GPU work (a device activity shares their
+/// correlation id), the first call of an id when several share it: the host's kernel launches,
+/// whose pace diagnose/l4_host.hpp and compress/trace_windows.hpp measure. O(events).
+template <class = void>
+inline std::vector<char> launch_calls(const std::vector<event>& ev) {
+  auto call_of = correlation_map::for_launches(ev);  // correlation -> runtime call
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
+      call_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
+  std::vector<char> is_launch(ev.size(), 0);
+  for (const auto& e : ev)
+    if (is_device_activity(e.kind) && e.correlation != 0)
+      if (const std::uint32_t* l = call_of.find(e.correlation)) is_launch[*l] = 1;
+  return is_launch;
+}
+
 }  // namespace failslow::trace::detail
