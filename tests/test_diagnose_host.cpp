@@ -37,14 +37,20 @@ const host_case host_cases[] = {
     {"tp=2,pp=4,dp=4", 24, 500, 1.0},
 };
 
-// The path `failslow diagnose` takes on traces: the model, the waits, the host activity.
-report diagnose_traces(const host_case& c, sim::scenario s, int steps = 16) {
+// The simulated job of a case (the plain, GPU-bound model).
+sim::job_config case_config(const host_case& c, int steps) {
   sim::job_config cfg;
   cfg.sizes = parse_parallel_sizes(c.layout);
   cfg.seed = c.seed;
   cfg.steps = steps;
   cfg.noise = c.noise;
   cfg.max_clock_offset_us = c.clock_skew_us;
+  return cfg;
+}
+
+// The path `failslow diagnose` takes on traces: the model, the waits, the host activity.
+report diagnose_traces(const host_case& c, sim::scenario s, int steps = 16) {
+  const auto cfg = case_config(c, steps);
   sim::scenario_options so;
   so.onset = static_cast<int>(c.seed % 3) + 3;
   auto tj = failslow_test::simulate_traces(cfg, s, so);
@@ -201,12 +207,7 @@ TEST_CASE("a host that launches slower while its GPU still has queued work is na
   // or wait shows it -- only the launch pace against the peers' hosts.
   for (const auto& c : host_cases)
     for (const double severity : {0.1, 0.25}) {
-      sim::job_config cfg;
-      cfg.sizes = parse_parallel_sizes(c.layout);
-      cfg.seed = c.seed;
-      cfg.steps = 16;
-      cfg.noise = c.noise;
-      cfg.max_clock_offset_us = c.clock_skew_us;
+      const auto cfg = case_config(c, 16);
       sim::scenario_options so;
       so.onset = 6;
       so.severity = severity;
@@ -249,12 +250,7 @@ TEST_CASE("the hosts' launch pace from window summaries: the same as from traces
   // consecutive ones (compress::window_summary::launch): the always-on path sees a host that
   // launches 5-10x slower before its GPU idles for it, as the traces do.
   for (const auto& c : host_cases) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes(c.layout);
-    cfg.seed = c.seed;
-    cfg.steps = 16;
-    cfg.noise = c.noise;
-    cfg.max_clock_offset_us = c.clock_skew_us;
+    const auto cfg = case_config(c, 16);
     sim::scenario_options so;
     so.onset = 6;
     INFO("layout " << c.layout << ", seed " << c.seed);
