@@ -355,6 +355,20 @@ TEST_CASE("launch calls give each window its host's pace: the exact median inter
     CHECK(w[3].launch.launches == 1001);
     CHECK(w[3].launch.median_interval_ns == 5'000);
   }
+  // A time-bounded window opens at its first kernel: launch calls before it do not close it.
+  collector timed;
+  compressor_config bounded;
+  bounded.max_window_ns = 1'000'000;
+  window_compressor tc(0, timed.sink(), bounded);
+  CHECK(tc.add_launch(5'000'000));
+  CHECK(tc.add_launch(5'010'000));
+  CHECK(tc.add(0, 5'020'000, 1000));
+  CHECK(tc.add(0, 5'500'000, 1000));
+  CHECK(timed.windows.empty());
+  CHECK(tc.add(0, 6'100'000, 1000));  // past the bound: the first window closes
+  REQUIRE(timed.windows.size() == 1);
+  CHECK(timed.windows[0].event_count() == 2);
+  CHECK(timed.windows[0].launch.launches == 2);
   // Merged windows: the counts add, the median is the interval-weighted median of the medians.
   window_summary a, b, c;
   a.launch = {101, 10e3};

@@ -187,7 +187,6 @@ class window_buffer {
     return true;
   }
 
-  bool empty() const noexcept { return events_ == 0 && launches_ == 0; }
   std::int64_t start() const noexcept { return start_; }
   std::uint64_t events() const noexcept { return events_; }
 
@@ -365,7 +364,7 @@ class basic_window_compressor {
 
   /// Adds one kernel duration; false when it is counted as skipped instead.
   bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
-    if (cfg_.max_window_ns > 0 && !buffer_.empty() && start_ns - buffer_.start() >= cfg_.max_window_ns)
+    if (cfg_.max_window_ns > 0 && buffer_.events() > 0 && start_ns - buffer_.start() >= cfg_.max_window_ns)
       close_window(start_ns);
     return buffer_.add(key, start_ns, duration_ns);
   }
@@ -439,7 +438,7 @@ class basic_async_window_compressor {
   }
 
   bool add(name_id key, std::int64_t start_ns, std::int64_t duration_ns) {
-    if (cfg_.max_window_ns > 0 && !front_.empty() && start_ns - front_.start() >= cfg_.max_window_ns)
+    if (cfg_.max_window_ns > 0 && front_.events() > 0 && start_ns - front_.start() >= cfg_.max_window_ns)
       close_window(start_ns);
     return front_.add(key, start_ns, duration_ns);
   }

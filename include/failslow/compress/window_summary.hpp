@@ -23,8 +23,9 @@
 //   (the shape that best predicts its stored statistics), weights n_c / n. Keys with values,
 //   knots or piecewise clusters are always truncated (their pieces mean nothing outside).
 //   launch: the host's pace of kernel launches in the window, where the source sees the launch
-//   calls (window_compressor::add_launch: the simulator's scale mode, a collector with runtime
-//   records): their count and the median time between consecutive ones, exact up to the
+//   calls (window_compressor::add_launch: the simulator's scale mode, traces compressed by
+//   compress/trace_windows.hpp; the CUPTI collector records no runtime calls yet): their count
+//   and the median time between consecutive ones, exact up to the
 //   compressor's per_key_cap intervals (a uniform sample beyond). Not a kernel key, so sums
 //   over `kernels` stay GPU time; launches = 0 where nothing was measured. A host that
 //   launches slower than its peers' shows here before its GPU idles for it
