@@ -5,6 +5,8 @@
 // slower per launch from step 6 (its GPU still has queued work, so no step time shows it) --
 // reads their Kineto traces back, measures each rank's launch gaps and pace, and prints the
 // stalls found (cause, period) and the slow hosts (pace against their peers', the GPU's idle).
+// The slow host is then found again from the same job's per-step window summaries (the always-on
+// path: each window keeps its host's launch count and median interval, window_summary::launch).
 //   ./example_host_stalls
 #include <cstdio>
 #include <failslow/diagnose/job_model.hpp>
@@ -13,6 +15,7 @@
 #include <failslow/io/kineto_reader.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
+#include <failslow/sim/summaries.hpp>
 #include <string>
 
 int main() {
@@ -57,5 +60,15 @@ int main() {
           h.rank, static_cast<long long>(model.steps[h.first]), h.launch_interval_ns / 1e3,
           h.peer_launch_interval_ns / 1e3, h.peers.size(), h.ratio, h.q_value, h.gpu_idle_ns / 1e6,
           h.peer_gpu_idle_ns / 1e6);
+    if (scenario != sim::scenario::host_launch_delay) continue;
+    diagnose::job_model_builder summaries;  // the same job, as window summaries
+    sim::simulate_summaries(cfg, scenario, so, [&](compress::window_summary&& w) {
+      summaries.add_window(std::move(w), sim::kernel_key_name);
+    });
+    const auto from_summaries = summaries.finish();
+    for (const auto& h : diagnose::find_slow_hosts(from_summaries, job.topo).hosts)
+      std::printf("  from the summaries: rank %d from step %lld, %.1f us between launches vs %.1f us (%.1fx)\n", h.rank,
+                  static_cast<long long>(from_summaries.steps[h.first]), h.launch_interval_ns / 1e3,
+                  h.peer_launch_interval_ns / 1e3, h.ratio);
   }
 }
