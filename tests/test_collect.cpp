@@ -202,10 +202,10 @@ TEST_CASE("collect: bad records are counted, not used, and a cut buffer stops at
   buf.add(fake_cupti::kernel("k", 500, 0, 2));      // no end timestamp
   buf.add(fake_cupti::kernel("k", 900, 800, 3));    // end before start
   buf.add(fake_cupti::kernel("k", 1000, 1000, 4));  // zero duration is fine
-  CUpti_ActivityAPI runtime;
-  std::memset(&runtime, 0, sizeof runtime);
-  runtime.kind = CUPTI_ACTIVITY_KIND_RUNTIME;  // a kind CUPTI knows and the parser does not use
-  buf.add(runtime);
+  CUpti_ActivityAPI driver;
+  std::memset(&driver, 0, sizeof driver);
+  driver.kind = CUPTI_ACTIVITY_KIND_DRIVER;  // a kind CUPTI knows and the parser does not use
+  buf.add(driver);
   buf.add(fake_cupti::kernel("k", 2000, 2500, 5));
   collect_test_handler h;
   parser.parse(api, buf.bytes, buf.used, h);
@@ -845,4 +845,100 @@ TEST_CASE("collect: capture, steps and dumps from several threads at once") {
   CHECK(s.dumps == static_cast<std::uint64_t>(dumps.load()));
   CHECK(largest_dump <= 512);
   CHECK(s.marks_dropped == 0);
+}
+
+TEST_CASE("collect: kernel launch calls become runtime records and each step window's launch pace",
+          "[collect][launch]") {
+  // The parser: launch calls (cudaLaunchKernel and kin, graph launches) are handed on, other
+  // runtime calls counted; a launch without timing is counted like any record.
+  name_table names;
+  clock_anchor clock;
+  activity_parser parser(names, clock);
+  const auto api = fake_cupti::api();
+  collect_test_buffer buf;
+  buf.add(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1000, 1400, 1, 21));
+  buf.add(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, 2000, 2300, 2, 22));
+  buf.add(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 3000, 3100, 3, 21));
+  buf.add(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 4000, 4500, 4, 21));
+  buf.add(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0, 5000, 5, 21));
+  buf.add(fake_cupti::kernel("k", 1500, 1900, 1));
+  collect_test_handler h;
+  parser.parse(api, buf.bytes, buf.used, h);
+  const auto& c = parser.counts();
+  CHECK(c.launch_calls == 3);
+  CHECK(c.other_runtime_calls == 1);
+  CHECK(c.zero_timestamp == 1);
+  CHECK(c.kernels == 1);
+  CHECK(c.accounted());
+  REQUIRE(h.records.size() == 4);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(h.records[i].ev.kind == event_kind::runtime);
+    CHECK(names.name(h.records[i].ev.name) == "cudaLaunchKernel");
+    CHECK(h.records[i].ev.device == -1);
+    CHECK(h.records[i].ev.correlation == i + 1);
+  }
+  CHECK(h.records[1].ev.stream == 22);  // the calling thread
+  CHECK(h.records[1].ev.end_ns - h.records[1].ev.start_ns == 300);
+
+  // The step windows: the launch calls that start in a step, in time order whatever the
+  // threads' delivery order, give its window's count and median interval; one of a window
+  // already closed is counted, not used.
+  collect_window_log log;
+  step_window_options opt;
+  opt.close_lag_ns = 100;
+  step_windows sw(2, log.sink(), opt);
+  auto rec = [](std::int64_t s, event_kind k) {
+    activity_record r;
+    r.ev.start_ns = s;
+    r.ev.end_ns = s + 50;
+    r.ev.kind = k;
+    return r;
+  };
+  sw.mark({1000, 1000, 7, 0, mark_kind::step});
+  sw.mark({2000, 2000, 8, 0, mark_kind::step});
+  std::vector<activity_record> batch = {rec(1300, event_kind::runtime), rec(1100, event_kind::runtime),
+                                        rec(1150, event_kind::kernel),  rec(2100, event_kind::runtime),
+                                        rec(1600, event_kind::runtime), rec(1200, event_kind::runtime),
+                                        rec(2400, event_kind::runtime), rec(2150, event_kind::kernel)};
+  sw.records(batch.data(), batch.size());
+  sw.delivered(2200);  // step 7 closes
+  REQUIRE(log.windows.size() == 1);
+  batch = {rec(1900, event_kind::runtime)};  // step 7's, too late
+  sw.records(batch.data(), batch.size());
+  sw.finish(3000);
+  REQUIRE(log.windows.size() == 2);
+  CHECK(log.windows[0].launch.launches == 4);  // 1100, 1200, 1300, 1600
+  CHECK(log.windows[0].launch.median_interval_ns == 100);
+  CHECK(log.windows[1].launch.launches == 2);  // 2100, 2400
+  CHECK(log.windows[1].launch.median_interval_ns == 300);
+  CHECK(log.windows[0].event_count() == 1);
+  CHECK(sw.counts().launch_calls == 7);
+  CHECK(sw.counts().launches_late == 1);
+  CHECK(sw.counts().host_records == 0);
+
+  // The collector enables RUNTIME only when asked (every runtime call costs a record).
+  for (const bool launches : {false, true}) {
+    collect_fake_fixture f;
+    collector_options co;
+    co.launches = launches;
+    cupti_collector col(fake_cupti::api(), f.windows, f.names, co);
+    REQUIRE(col.start().state == collector_state::running);
+    CHECK(fake_cupti::s().enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == (launches ? 1u : 0u));
+    col.begin_step(0);
+    const std::int64_t t0 = host_clock_ns() + 1000;
+    for (int i = 0; i < 5; ++i) {
+      const std::int64_t t = t0 + i * 1000;
+      fake_cupti::emit(fake_cupti::runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, collect_device_time(t),
+                                                collect_device_time(t + 200), static_cast<std::uint32_t>(i + 1)));
+      fake_cupti::emit(fake_cupti::kernel("gemm", collect_device_time(t + 300), collect_device_time(t + 800),
+                                          static_cast<std::uint32_t>(i + 1)));
+    }
+    while (host_clock_ns() < t0 + 6000) {
+    }
+    col.stop();
+    REQUIRE(f.log.windows.size() == 1);
+    CHECK(f.log.windows[0].event_count() == 5);
+    CHECK(f.log.windows[0].launch.launches == (launches ? 5u : 0u));
+    if (launches) CHECK(std::abs(f.log.windows[0].launch.median_interval_ns - 1000) <= 2);
+  }
 }

@@ -15,6 +15,9 @@
 //   FAILSLOW_FLIGHT_RECORDER_MB  raw-record ring (default 0 = off); dumped on SIGUSR2 and when a
 //                                window is 1.5x slower than the median of the previous 10, to
 //                                $FAILSLOW_OUT/rank<R>-dump<N>.json (a Kineto trace)
+//   FAILSLOW_LAUNCHES=1          also record the kernel launch calls (CUPTI RUNTIME records): each
+//                                window's host launch pace, so a host that launches slower than its
+//                                peers' is found before its GPU idles for it (a record per call)
 //   FAILSLOW_CUPTI_LIBRARY       a libcupti to use instead of the soname lookup
 //   FAILSLOW_QUIET=1             no status line on stderr
 #include <unistd.h>
@@ -154,6 +157,7 @@ void start() {
     copt.nvtx = true;
     copt.parser.nvtx_step_prefix = prefix;
   }
+  copt.launches = env_long("FAILSLOW_LAUNCHES", 0) != 0;
   copt.flight_recorder_bytes = static_cast<std::size_t>(env_long("FAILSLOW_FLIGHT_RECORDER_MB", 0)) << 20;
   copt.on_dump = [raw](collect::recorder_snapshot&& s) { raw->dump(std::move(s)); };
   collect::cupti_api api;

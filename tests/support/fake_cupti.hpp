@@ -70,6 +70,7 @@ inline std::size_t record_size(CUpti_ActivityKind k) {
     case CUPTI_ACTIVITY_KIND_MARKER:
       return sizeof(CUpti_ActivityMarker2);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
       return sizeof(CUpti_ActivityAPI);
     default:
       return 0;
@@ -235,6 +236,21 @@ inline CUpti_ActivityMemcpy6 memcpy_record(std::uint8_t copy_kind, std::uint8_t 
   m.streamId = 3;
   m.correlationId = 99;
   return m;
+}
+
+/// A runtime API call (kind RUNTIME), e.g. CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000.
+inline CUpti_ActivityAPI runtime_call(CUpti_CallbackId cbid, std::uint64_t start, std::uint64_t end, std::uint32_t corr,
+                                      std::uint32_t thread = 11) {
+  CUpti_ActivityAPI a;
+  std::memset(&a, 0, sizeof a);
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = cbid;
+  a.start = start;
+  a.end = end;
+  a.correlationId = corr;
+  a.threadId = thread;
+  a.processId = 1;
+  return a;
 }
 
 }  // namespace fake_cupti

@@ -6,7 +6,8 @@
 //                                                    in production, a fake in tests)
 //   collector_status s = c.start();   never throws for CUPTI's sake: fails open with a status
 //     running      capturing CONCURRENT_KERNEL (never KERNEL, which serialises kernels), MEMCPY,
-//                  MEMCPY2, MEMSET (+ MARKER with options.nvtx)
+//                  MEMCPY2, MEMSET (+ MARKER with options.nvtx, RUNTIME with options.launches:
+//                  the kernel launch calls, each window's host launch pace)
 //     unavailable  no usable CUPTI, driver or GPU (the message has CUPTI's result string)
 //     in_use       another tool holds CUPTI (Nsight Systems, compute-sanitizer, cuda-gdb, a
 //                  profiler that subscribed): the collector steps aside and touches nothing
@@ -86,8 +87,13 @@ struct collector_options {
   std::uint32_t flush_period_ms = 200;              ///< cuptiActivityFlushPeriod
   bool memcpy = true;                               ///< MEMCPY and MEMCPY2
   bool memset = true;                               ///< MEMSET
-  bool nvtx = false;              ///< MARKER: NVTX ranges as steps/phases (needs NVTX_INJECTION64_PATH=libcupti)
-  bool deliver_on_worker = true;  ///< parse on the worker thread, not CUPTI's
+  bool nvtx = false;  ///< MARKER: NVTX ranges as steps/phases (needs NVTX_INJECTION64_PATH=libcupti)
+  /// RUNTIME: the kernel launch calls, so that each window carries its host's launch pace
+  /// (compress::window_summary::launch: a host that launches slower than its peers' is found
+  /// before its GPU idles for it). CUPTI then records every runtime call (one record each, the
+  /// parser keeps the launches): off by default.
+  bool launches = false;
+  bool deliver_on_worker = true;            ///< parse on the worker thread, not CUPTI's
   std::uint32_t reanchor_period_ms = 1000;  ///< clock re-anchoring
   clockid_t host_clock = CLOCK_REALTIME;    ///< the clock of marks and record times
   std::size_t flight_recorder_bytes = 0;    ///< 0: no flight recorder
@@ -209,6 +215,7 @@ class cupti_collector {
     if (opt_.memcpy) kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2});
     if (opt_.memset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
     if (opt_.nvtx) kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER);
+    if (opt_.launches) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
     for (CUpti_ActivityKind k : kinds) {
       r = api_.enable(k);
       if (r != CUPTI_SUCCESS) {

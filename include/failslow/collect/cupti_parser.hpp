@@ -18,6 +18,11 @@
 //     MEMCPY             CUpti_ActivityMemcpy6, named like Kineto: "Memcpy HtoD (Pinned -> Device)"
 //     MEMCPY2            CUpti_ActivityMemcpyPtoP4: "Memcpy PtoP (Device -> Device)"
 //     MEMSET             CUpti_ActivityMemset4: "Memset (Device)"
+//     RUNTIME            CUpti_ActivityAPI: kernel and graph launch calls (cudaLaunchKernel,
+//                        cudaLaunchKernelExC, cudaLaunchCooperativeKernel, cudaGraphLaunch and
+//                        their per-thread-stream forms) as runtime records named
+//                        "cudaLaunchKernel" (device -1, stream = thread id): the host's launch
+//                        pace; other runtime calls are counted (other_runtime_calls)
 //     MARKER             CUpti_ActivityMarker2 (NVTX ranges, when CUPTI is the NVTX injection):
 //                        a range whose name starts with options.nvtx_step_prefix is a step
 //                        mark at its start (step number = the digits after the prefix, else a
@@ -25,10 +30,10 @@
 //                        recorded as annotation records (device -1, stream = thread id)
 //   Times become host-clock nanoseconds through the clock anchor (collect/clock_anchor.hpp).
 // Accounting (counts()): records = kernels + collectives + memcpys + memsets + marker_records
-//   + zero_timestamp + end_before_start + unknown_kind. Records with start == 0 or end == 0 (no
-//   timing: CUPTI ran out of device memory for it) and end < start are counted, not used; kinds
-//   other than the above are counted as unknown_kind; a buffer that ends in an incomplete or
-//   invalid record stops there and counts one invalid_buffer_end.
+//   + launch_calls + other_runtime_calls + zero_timestamp + end_before_start + unknown_kind. Records with start == 0 or
+//   end == 0 (no timing: CUPTI ran out of device memory for it) and end < start are counted, not used; kinds other than
+//   the above are counted as unknown_kind; a buffer that ends in an incomplete or invalid record stops there and counts
+//   one invalid_buffer_end.
 // Allocation: none per record, except the first time a kernel name (or copy/set kind, or NVTX
 //   range name, or launch shape) is seen (interning). The name cache has name_cache_entries slots fixed at
 //   construction; when a probe finds no slot, the name is interned by string (counted in
@@ -83,6 +88,8 @@ struct parse_counts {
   std::uint64_t memcpys = 0;
   std::uint64_t memsets = 0;
   std::uint64_t marker_records = 0;        ///< NVTX marker records (start, end, instant)
+  std::uint64_t launch_calls = 0;          ///< RUNTIME records of kernel (and graph) launches: handed on
+  std::uint64_t other_runtime_calls = 0;   ///< RUNTIME records of other calls: counted, not used
   std::uint64_t zero_timestamp = 0;        ///< start or end 0: no timing for this record
   std::uint64_t end_before_start = 0;      ///< end < start
   std::uint64_t unknown_kind = 0;          ///< activity kinds the parser does not use
@@ -95,7 +102,8 @@ struct parse_counts {
 
   std::uint64_t used() const noexcept { return kernels + collectives + memcpys + memsets; }
   bool accounted() const noexcept {
-    return records == used() + marker_records + zero_timestamp + end_before_start + unknown_kind;
+    return records == used() + marker_records + launch_calls + other_runtime_calls + zero_timestamp + end_before_start +
+                          unknown_kind;
   }
 };
 
@@ -150,6 +158,9 @@ class activity_parser {
         break;
       case CUPTI_ACTIVITY_KIND_MARKER:
         marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(rec), handler);
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+        runtime_call(*reinterpret_cast<const CUpti_ActivityAPI*>(rec), handler);
         break;
       default:
         ++counts_.unknown_kind;
@@ -241,6 +252,37 @@ class activity_parser {
     std::size_t k = m.memoryKind < set_names_.size() ? m.memoryKind : 0;
     if (set_names_[k] == unset) set_names_[k] = names_.intern("Memset (" + std::string(memory_kind(k)) + ")");
     copy_common(m, set_names_[k], event_kind::memset, handler);
+  }
+
+  // A kernel or graph launch call: a runtime record (kind runtime, device -1, stream = thread id),
+  // what gives each window its host's launch pace (collect/step_windows.hpp); other calls are
+  // counted only.
+  template <class Handler>
+  void runtime_call(const CUpti_ActivityAPI& a, Handler& handler) {
+    switch (a.cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+        break;
+      default:
+        ++counts_.other_runtime_calls;
+        return;
+    }
+    activity_record r;
+    if (!timing(a.start, a.end, r.ev)) return;
+    if (launch_name_ == unset) launch_name_ = names_.intern("cudaLaunchKernel");
+    r.ev.name = launch_name_;
+    r.ev.kind = event_kind::runtime;
+    r.ev.correlation = a.correlationId;
+    r.ev.stream = a.threadId;
+    r.ev.device = -1;
+    ++counts_.launch_calls;
+    handler.record(r);
   }
 
   template <class Handler>
@@ -406,6 +448,7 @@ class activity_parser {
   cache_entry overflow_;
   std::array<name_id, 11 * 8 * 8> copy_names_{};
   std::array<name_id, 8> set_names_{};
+  name_id launch_name_ = unset;
   std::vector<open_range> ranges_;
   std::array<std::uint32_t, 16> step_ids_{};
   std::size_t step_ids_next_ = 0;

@@ -18,7 +18,11 @@
 //   (window_summary::skipped). `late` counts records that started before the open window
 //   (their window had closed): they are added to the open window, not dropped.
 //   `pending_overflow` counts times the pending area filled up and the open window was
-//   closed early. Host records (annotations) are not compressed (host_records).
+//   closed early. Host records (annotations) are not compressed (host_records). Kernel launch
+//   calls (runtime records: the collector's options.launches) give each window its host's
+//   launch pace (window_summary::launch) by the same routing as device records, added in time
+//   order at the window's close (launch_calls; one of a window already closed is counted in
+//   launches_late, not used).
 // Memory: pending_capacity records (64 bytes each) reserved up front, marks_capacity marks,
 //   and the compressor's bounded buffers; nothing grows with run time.
 // Thread model: a record_sink: one caller at a time.
@@ -58,6 +62,8 @@ struct step_window_counts {
   std::uint64_t pending_overflow = 0;     ///< windows closed early because pending was full
   std::uint64_t marks_dropped = 0;        ///< step marks lost: mark queue full or out of order
   std::uint64_t phase_marks = 0;          ///< phase marks seen (they close nothing)
+  std::uint64_t launch_calls = 0;         ///< kernel launch calls (runtime records) received
+  std::uint64_t launches_late = 0;        ///< launch calls of a window already closed: counted, not used
   std::uint64_t windows = 0;              ///< summaries handed to the window sink
 };
 
@@ -110,8 +116,7 @@ class step_windows final : public record_sink {
   void finish(std::int64_t end_ns) override {
     while (open_ && boundary() != no_boundary && (!time_mode_ || !pending_.empty())) advance();
     if (open_) {
-      std::int64_t end = std::max(end_ns, last_end_);
-      compressor_.close_window(end);
+      close_compressor(std::max(end_ns, last_end_));
       open_ = false;
     }
     counts_.before_first_window += pending_.size();  // records that no window took
@@ -166,11 +171,15 @@ class step_windows final : public record_sink {
   }
 
   void add(const event& e) {
-    if (!is_device_activity(e.kind)) {
+    const bool launch = e.kind == event_kind::runtime;
+    if (launch) {
+      ++counts_.launch_calls;
+    } else if (!is_device_activity(e.kind)) {
       ++counts_.host_records;
       return;
+    } else {
+      ++counts_.device_records;
     }
-    ++counts_.device_records;
     if (!open_) {
       if (opt_.time_window_ns > 0 && marks_size_ == 0) {
         open_time_window(e.start_ns);
@@ -179,7 +188,13 @@ class step_windows final : public record_sink {
         return;
       }
     }
-    if (e.start_ns < open_start_) ++counts_.late;
+    if (e.start_ns < open_start_) {
+      if (launch) {  // its window's pace is closed
+        ++counts_.launches_late;
+        return;
+      }
+      ++counts_.late;
+    }
     const std::int64_t b = boundary();
     if (e.start_ns >= b) {
       if (pending_.size() == pending_.capacity()) {
@@ -201,9 +216,22 @@ class step_windows final : public record_sink {
   }
 
   void compress_event(const event& e) {
+    if (e.kind == event_kind::runtime) {  // a launch call: the window's pace, at its close
+      launches_.push_back(e.start_ns);
+      return;
+    }
     ++counts_.compressed;
     last_end_ = std::max(last_end_, e.end_ns);
     compressor_.add(e);
+  }
+
+  // The window's launch calls go to the compressor in time order (CUPTI delivers each thread's
+  // records in its own buffers), then the window closes.
+  void close_compressor(std::int64_t end_ns) {
+    std::sort(launches_.begin(), launches_.end());
+    for (std::int64_t t : launches_) compressor_.add_launch(t);
+    launches_.clear();
+    compressor_.close_window(end_ns);
   }
 
   // Closes the open window at its boundary and opens the next one.
@@ -226,7 +254,7 @@ class step_windows final : public record_sink {
   }
 
   void close_open(std::int64_t end_ns) {
-    compressor_.close_window(end_ns);
+    close_compressor(end_ns);
     open_ = false;
   }
 
@@ -236,7 +264,13 @@ class step_windows final : public record_sink {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < pending_.size(); ++i) {
       if (pending_[i].start_ns < b) {
-        if (pending_[i].start_ns < open_start_) ++counts_.late;
+        if (pending_[i].start_ns < open_start_) {
+          if (pending_[i].kind == event_kind::runtime) {
+            ++counts_.launches_late;
+            continue;
+          }
+          ++counts_.late;
+        }
         compress_event(pending_[i]);
       } else {
         pending_[kept++] = pending_[i];
@@ -256,6 +290,7 @@ class step_windows final : public record_sink {
   compress::window_sink out_;
   compress::window_compressor compressor_;
   std::vector<event> pending_;
+  std::vector<std::int64_t> launches_;  // the open window's launch calls (one window's worth at most)
   std::vector<step_mark> marks_;
   std::size_t marks_head_ = 0, marks_size_ = 0;
   bool open_ = false, time_mode_ = false;
