@@ -941,4 +941,26 @@ TEST_CASE("collect: kernel launch calls become runtime records and each step win
     CHECK(f.log.windows[0].launch.launches == (launches ? 5u : 0u));
     if (launches) CHECK(std::abs(f.log.windows[0].launch.median_interval_ns - 1000) <= 2);
   }
+#if defined(FAILSLOW_HAS_SIMDJSON)
+  // A flight-recorder dump writes them as Kineto's runtime calls, linked to their kernels.
+  flight_recorder fr(64 * 16);
+  std::vector<activity_record> pair(2);
+  pair[0] = h.records[0];  // the cudaLaunchKernel call, correlation 1
+  pair[1] = h.records[3];  // its kernel
+  fr.records(pair.data(), pair.size());
+  std::string json;
+  write_kineto_json(fr.snapshot(), names, json, {0, 1, -1});
+  name_table read_names;
+  const auto t = io::read_kineto_buffer(json, read_names);
+  CHECK(t.stats.accounted());
+  REQUIRE(t.events.size() == 2);
+  std::size_t runtime = 0;
+  for (const auto& e : t.events)
+    if (e.kind == event_kind::runtime) {
+      ++runtime;
+      CHECK(read_names.name(e.name) == "cudaLaunchKernel");
+      CHECK(e.correlation == 1);
+    }
+  CHECK(runtime == 1);
+#endif
 }

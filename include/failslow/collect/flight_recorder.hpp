@@ -12,7 +12,9 @@
 //   write_kineto_json(snapshot, names, out, options)   the snapshot as a Kineto trace:
 //     traceEvents "X" events -- cat kernel (collectives too), gpu_memcpy, gpu_memset on pid =
 //     device, tid = stream, args {device, stream, correlation, context, graph id, graph node
-//     id, bytes}; steps as user_annotation "ProfilerStep#N" and phases as user_annotation with
+//     id, bytes}; launch calls (collector_options::launches) as cuda_runtime on pid -1, tid =
+//     thread, linked to their kernels by correlation; steps as user_annotation
+//     "ProfilerStep#N" and phases as user_annotation with
 //     their names on pid = host_pid, tid = 0; ts and dur in microseconds with three decimals
 //     (exact integer nanoseconds) relative to baseTimeNanoseconds; distributedInfo {rank}
 //     when the rank is known. io/kineto_reader.hpp reads it back to the same events.
@@ -163,6 +165,8 @@ inline std::string_view kineto_category(const event& e) noexcept {
       return "gpu_memset";
     case event_kind::annotation:  // NVTX ranges are host ranges
       return e.device < 0 ? "user_annotation" : "gpu_user_annotation";
+    case event_kind::runtime:  // launch calls (collector_options::launches)
+      return "cuda_runtime";
     default:
       return "kernel";
   }
