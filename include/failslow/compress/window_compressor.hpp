@@ -47,6 +47,7 @@
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
+#include "failslow/stats/descriptive.hpp"
 #include "failslow/stats/detail/radix_sort.hpp"
 #include "failslow/stats/quantile_grid.hpp"
 #include "failslow/stats/summary.hpp"
@@ -153,13 +154,7 @@ class window_buffer {
     const auto d = static_cast<double>(duration_ns);
     ++s.count;
     s.total += d;
-    if (s.samples.size() < cap_) {
-      s.samples.push_back(d);
-    } else {  // reservoir: keep the new value with probability cap / count
-      const auto j = static_cast<std::uint64_t>(uniform01() * static_cast<double>(s.count));
-      if (j < s.samples.size()) s.samples[j] = d;
-      ++subsampled_;
-    }
+    if (!keep_sample(s.samples, s.count, d)) ++subsampled_;
     if (events_ == 0 || start_ns < start_) start_ = start_ns;
     end_ = std::max(end_, start_ns + duration_ns);
     ++events_;
@@ -173,16 +168,7 @@ class window_buffer {
       ++skipped_.invalid_duration;
       return false;
     }
-    if (launches_++ > 0) {
-      const auto d = static_cast<double>(start_ns - last_launch_);
-      ++intervals_seen_;
-      if (intervals_.size() < cap_) {
-        intervals_.push_back(d);
-      } else {
-        const auto j = static_cast<std::uint64_t>(uniform01() * static_cast<double>(intervals_seen_));
-        if (j < intervals_.size()) intervals_[j] = d;
-      }
-    }
+    if (launches_++ > 0) keep_sample(intervals_, ++intervals_seen_, static_cast<double>(start_ns - last_launch_));
     last_launch_ = start_ns;
     return true;
   }
@@ -196,14 +182,7 @@ class window_buffer {
     out.end_ns = std::max(end_, out.end_ns);
     out.skipped = skipped_;
     out.subsampled = subsampled_;
-    out.launch = {launches_, 0.0};
-    if (!intervals_.empty()) {
-      auto mid = intervals_.begin() + static_cast<std::ptrdiff_t>(intervals_.size() / 2);
-      std::nth_element(intervals_.begin(), mid, intervals_.end());
-      double m = *mid;
-      if (intervals_.size() % 2 == 0) m = 0.5 * (m + *std::max_element(intervals_.begin(), mid));
-      out.launch.median_interval_ns = m;
-    }
+    out.launch = {launches_, intervals_.empty() ? 0.0 : stats::detail::median_inplace(intervals_)};
     intervals_.clear();
     launches_ = intervals_seen_ = 0;
     last_launch_ = 0;
@@ -221,6 +200,18 @@ class window_buffer {
   skip_counts& skipped() noexcept { return skipped_; }
 
  private:
+  // The `seen`-th value of a stream into `kept`: all of them up to cap_, then a uniform reservoir
+  // (Vitter's algorithm R: kept with probability cap / seen). False once past the cap.
+  bool keep_sample(vec<double>& kept, std::uint64_t seen, double x) {
+    if (kept.size() < cap_) {
+      kept.push_back(x);
+      return true;
+    }
+    const auto j = static_cast<std::uint64_t>(uniform01() * static_cast<double>(seen));
+    if (j < kept.size()) kept[j] = x;
+    return false;
+  }
+
   static kernel_summary summarize_key(name_id key, slot& s, const compressor_config& cfg, vec<double>& scratch) {
     kernel_summary k;
     k.key = key;

@@ -318,9 +318,10 @@ auto quantiles(const Range& r, const PRange& ps, quantile_method method = quanti
 }
 
 namespace detail {
-// Median of a vector it may reorder (nth_element; averaged middle pair for even n).
-template <class T>
-T median_inplace(std::vector<T>& v) {
+// Median of a non-empty vector it may reorder (nth_element; averaged middle pair for even n);
+// any allocator (the compressor's buffers).
+template <class T, class Allocator>
+T median_inplace(std::vector<T, Allocator>& v) {
   const std::size_t n = v.size(), mid = n / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
   const T upper = v[mid];
