@@ -320,6 +320,81 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   CHECK(diagnose::find_degraded(caught_up, topo, nullptr, o).kernels.empty());
 }
 
+TEST_CASE("the pooled test finds every compute kernel of a rank 1.5 % slower, and no steady offset", "[diagnose][l3]") {
+  // A slowdown too small for any one kernel's test or for the compute total's noise: all of one
+  // rank's kernels 1.5 % slower from a step on. Layouts, seeds, noise and onsets vary; the
+  // rank is found by the pooled index and no other rank is named.
+  struct pooled_case {
+    const char* layout;
+    std::uint64_t seed;
+    double noise;
+    int rank;
+    std::size_t onset;
+  };
+  const pooled_case cases[] = {{"tp=2,pp=1,dp=8", 41, 1.0, 5, 6},
+                               {"tp=2,pp=2,dp=8", 42, 2.0, 11, 7},
+                               {"tp=1,pp=1,dp=16", 43, 2.0, 3, 8},
+                               {"tp=4,pp=2,dp=8", 44, 1.5, 30, 6},
+                               {"tp=2,pp=1,dp=8", 45, 2.0, 12, 9}};
+  std::string log;
+  for (const auto& c : cases) {
+    sim::job_config cfg;
+    cfg.sizes = parse_parallel_sizes(c.layout);
+    cfg.steps = 20;
+    cfg.seed = c.seed;
+    cfg.noise = c.noise;
+    diagnose::model_options mo;
+    mo.keep_windows = true;
+    const auto [healthy, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+    const topology topo(cfg.sizes, cfg.order);
+    const std::string what = std::string(c.layout) + " seed " + std::to_string(c.seed);
+    // Healthy: nothing pooled.
+    auto res = diagnose::find_degraded(healthy, topo, nullptr);
+    for (const auto& d : res.pooled) log += what + " healthy: rank " + std::to_string(d.rank) + "\n";
+    CHECK(res.pooled.empty());
+    // 1.5 % slower from the onset.
+    auto slow = healthy;
+    scale_rank_kernels(slow, c.rank, [&](std::size_t s) { return s >= c.onset ? 1.015 : 1.0; });
+    res = diagnose::find_degraded(slow, topo, nullptr);
+    std::vector<int> named;
+    for (const auto& d : res.pooled) named.push_back(d.rank);
+    for (const auto& d : res.kernels) named.push_back(d.rank);
+    log += what + " slow: " + std::to_string(named.size()) + " named\n";
+    REQUIRE(res.pooled.size() == 1);
+    CHECK(named == std::vector<int>{c.rank});
+    const auto& d = res.pooled.front();
+    CHECK(d.detector == "pooled");
+    CHECK(d.pooled_keys >= 10);
+    CHECK(d.pooled_ratio > 1.008);
+    CHECK(d.pooled_ratio < 1.025);
+    CHECK(d.first + 1 >= c.onset);
+    CHECK(d.first <= c.onset + 2);
+    CHECK(d.q_value <= diagnose::l3_options{}.kernels.fdr_q);
+    CHECK(slow.kernel_classes[d.key] == kernel_class::compute);
+    // The same rank 1.5 % slower from the start (a slower GPU, no change), or 3 % faster until
+    // the onset and 1.5 % faster after it (slower than before, no slower than its peers): nothing.
+    auto steady = healthy;
+    scale_rank_kernels(steady, c.rank, [](std::size_t) { return 1.015; });
+    CHECK(diagnose::find_degraded(steady, topo, nullptr).pooled.empty());
+    auto caught_up = healthy;
+    scale_rank_kernels(caught_up, c.rank, [&](std::size_t s) { return s >= c.onset ? 0.985 : 0.97; });
+    CHECK(diagnose::find_degraded(caught_up, topo, nullptr).pooled.empty());
+    // Through diagnose(): an L3 finding on the rank that says it is every compute kernel.
+    const auto rep = diagnose::diagnose(slow, topo);
+    const auto k = of_kind(rep, "degraded_kernel");
+    REQUIRE(k.size() == 1);
+    CHECK(k[0]->ranks == std::vector<int>{c.rank});
+    CHECK(k[0]->evidence.find("detector")->text == "pooled");
+    CHECK(k[0]->evidence.number("pooled_keys") == static_cast<double>(d.pooled_keys));
+    CHECK(k[0]->summary.find("compute kernels run") != std::string::npos);
+    // Off, it is not asked.
+    diagnose::l3_options off;
+    off.find_pooled = false;
+    CHECK(diagnose::find_degraded(slow, topo, nullptr, off).pooled.empty());
+  }
+  WARN(log);
+}
+
 TEST_CASE("a degraded kernel that costs a negligible share of the step is noted, not reported", "[diagnose][l3]") {
   // Rank 5's cheapest compute or memory kernel 1.3x from step index 6 (clearly degraded, in a
   // group of 8) costs far less than 0.1 % of a step: a note; its costliest 1.3x is a finding.

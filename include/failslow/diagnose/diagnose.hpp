@@ -27,7 +27,10 @@
 //                      observed_ns, baseline_ns (mean per launch: rank, peers), ratio, w1_ns,
 //                      peer_w1_ns (the group's own spread), w1_to_peers_ns, launches_per_step,
 //                      lost_ns_per_step, z, p_value, q_value, elevated_steps, peers,
-//                      job_slowdown, compared_within, also_degraded
+//                      job_slowdown, compared_within, also_degraded, detector ("cross-rank",
+//                      "ewma-trend", or "pooled": every compute kernel of the rank, with
+//                      pooled_keys and pooled_ratio, the index's change; only where no other
+//                      finding names the rank)
 //     L3 degraded_link group ("dp:3", "tp:5"), kernel (the collective), phase communication;
 //                      score = median robust z; evidence: transfer_ns, baseline_transfer_ns,
 //                      ratio, wait_ns, z, p_value, q_value, elevated_steps, group_ranks,
@@ -371,6 +374,19 @@ inline finding l3_kernel_finding(const job_model& m, const topology& topo, const
                 " of the group's mean (EWMA alarm at step " + std::to_string(m.steps[d.alarm_step]) + "), " +
                 format_ratio(d.ratio) + " its peers per launch over these steps (" + format_duration(d.observed_ns) +
                 " vs " + format_duration(d.baseline_ns) + ")";
+    return f;
+  }
+  if (d.detector == "pooled") {
+    f.evidence.add("pooled_keys", static_cast<double>(d.pooled_keys)).add("pooled_ratio", d.pooled_ratio);
+    const bool own = d.compared_within.rfind("own history", 0) == 0;
+    f.summary =
+        rank_placed(topo, d.rank) + ": its " + std::to_string(d.pooled_keys) + " compute kernels run " +
+        format_ratio(d.pooled_ratio) + (own ? " their own earlier pace, relative to its " : " the pace of its ") +
+        std::to_string(d.peers.size()) + (d.peers.size() == 1 ? " peer" : " peers") + " from step " +
+        std::to_string(f.first_step) + until(m, d.last) + " (per launch, pooled over the kernels); most time lost in " +
+        io::detail::format_kernel_name(f.kernel) + " (" + format_duration(d.observed_ns) + " vs " +
+        format_duration(d.baseline_ns) + " per launch, " + format_duration(d.lost_ns_per_step) + " per step)";
+    if (!also.empty()) f.summary += "; also " + also;
     return f;
   }
   const bool own = d.compared_within == "own history";
@@ -916,10 +932,16 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
                           d.group + " is degraded (L3): waiting for it, not called stragglers");
     }
     for (const auto& d : l3.stages) rep.findings.push_back(detail::l3_stage_finding(m, d));
-    // Inter-worker outliers add a rank only where no other finding names it.
+    // Compute slowed on all kernels at once, and inter-worker outliers, add a rank only where no
+    // other finding names it.
     std::vector<bool> named(m.rank_count(), false);
     for (const auto& f : rep.findings)
       for (int r : f.ranks) named[static_cast<std::size_t>(r)] = true;
+    for (const auto& d : l3.pooled)
+      if (!named[static_cast<std::size_t>(d.rank)]) {
+        rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
+        named[static_cast<std::size_t>(d.rank)] = true;
+      }
     for (const auto& d : l3.outliers)
       if (!named[static_cast<std::size_t>(d.rank)]) rep.findings.push_back(detail::l3_outlier_finding(m, topo, d));
     rep.notes.insert(rep.notes.end(), l3.notes.begin(), l3.notes.end());

@@ -34,6 +34,19 @@
 //   drift, is tested by its last statistic: t = excess / (sd sqrt(l/(2-l) + pi/(2 warmup))),
 //   sd the larger of the group's pooled robust sd and the rank's own (from its step-to-step
 //   differences), Student-t tail with the differences' degrees of freedom; BH over the charts.
+//   Slow compute, pooled over kernels (find_pooled) -- a rank whose compute kernels all slowed by
+//   one factor too small for any one key's test or for its compute total (whose noise its
+//   noisiest kernels set). Per rank and step the index
+//       x_t = sum_k w_k ln(1 + e_kt) / sum_k w_k      over its compute keys k (e as above),
+//       w_k = 1 / var_k, var_k from the key's step-to-step changes of ln(1 + e), pooled over
+//             ranks (1.4826 MAD / sqrt 2, at least the resolution)
+//   is L2's compute phase in a derived model: across its peers (L2's 3 % floor) and against
+//   its own history relative to them, at the floor pooled_min_effect (0.5 %). Its noise is
+//   that of the index's own steps, not of the weights, so kernels whose noise is shared (a
+//   rank's input that step) cost power, not validity. A claim names the kernel that lost most
+//   time per step (against the rank's own launches outside the claim) and the others; it is
+//   reported (diagnose.hpp) where no other finding names the rank, and only if its kernels
+//   cost kernel_min_step_share together.
 //   A rank's degraded kernels, found either way, are reported when together they cost at least
 //   kernel_min_step_share (0.1 %) of a step (the peers' median iteration over the claim); a
 //   note lists the ranks under it.
@@ -204,6 +217,15 @@ struct l3_options {
   /// per step over the peers' median iteration over the claim): a 15 us kernel 3 % slower
   /// (0.02 % of a step) holds nothing back, and is as often a few noisy steps.
   double kernel_min_step_share = 0.001;
+  /// Slow compute pooled over kernels: per rank and step the weighted mean over its compute
+  /// kernel keys of ln(mean per launch / the group's median), weights the inverse variance of
+  /// each key's step-to-step change, tested by L2 against the rank's own history relative to
+  /// its peers (and across them): a rank whose every compute kernel slowed by one factor too
+  /// small for any one key or for the compute total.
+  bool find_pooled = true;
+  /// The pooled test's own-history floor: the index's change must be at least this (its noise
+  /// per step is a few tenths of a percent where the per-key tests need several percent).
+  double pooled_min_effect = 0.005;
 };
 
 /// A rank whose joint profile (compute, memory, idle share, its top kernels' durations) is
@@ -236,10 +258,13 @@ struct degraded_kernel {
   double lost_ns_per_step = 0;  ///< (observed - baseline) x launches
   double job_slowdown = 0;
   std::vector<std::pair<std::size_t, double>> also;  ///< other degraded keys of the rank: (key, ratio)
-  /// "cross-rank" (L2's test on W1) or "ewma-trend" (the rank's own chart: z/alarm fields set)
+  /// "cross-rank" (L2's test on W1), "ewma-trend" (the rank's own chart: z/alarm fields set) or
+  /// "pooled" (every compute kernel of the rank: pooled_keys, pooled_ratio set)
   std::string detector = "cross-rank";
-  double ewma_excess = 0;      ///< the chart's last statistic over the rank's level, relative to the group
-  std::size_t alarm_step = 0;  ///< model step index of the first alarm (ewma-trend)
+  double ewma_excess = 0;       ///< the chart's last statistic over the rank's level, relative to the group
+  std::size_t alarm_step = 0;   ///< model step index of the first alarm (ewma-trend)
+  std::size_t pooled_keys = 0;  ///< compute kernel keys pooled (detector "pooled")
+  double pooled_ratio = 1;      ///< the pooled per-launch index over the claim against its reference
 };
 
 /// A process group whose collectives transfer slower than those of the same position.
@@ -281,6 +306,9 @@ struct slow_stage {
 struct l3_result {
   std::vector<degraded_kernel> kernels;
   std::vector<outlier_rank> outliers;
+  /// Ranks whose compute kernels slowed together (find_pooled; detector "pooled"): reported
+  /// only where no other finding names the rank.
+  std::vector<degraded_kernel> pooled;
   std::vector<degraded_link> links;
   std::vector<slow_stage> stages;
   std::vector<std::string> notes;
@@ -732,6 +760,119 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
         d.lost_ns_per_step = share.lost_ns_per_step;
         if (negligible_cost(rank, d.peers, d.first, d.last, d.lost_ns_per_step)) continue;
         out.kernels.push_back(std::move(d));
+      }
+    }
+  }
+  // ---- slow compute pooled over kernels --------------------------------------------------------
+  // A rank whose compute kernels all slowed by one factor (a GPU clocked down, a neighbour
+  // sharing it) by less than one key's noise, or the compute total's: the total is dominated by
+  // its noisiest kernels, an inverse-variance weighted mean of the keys' log ratios is not.
+  if (o.find_kernels && o.find_pooled && !drift_keys.empty()) {
+    std::vector<std::size_t> pool;  // indices into drift_keys
+    std::vector<double> weight, steps_apart;
+    for (std::size_t jj = 0; jj < drift_keys.size(); ++jj) {
+      if (m.kernel_classes[drift_keys[jj]] != kernel_class::compute) continue;
+      // The key's noise: its step-to-step changes of ln(1 + rel), pooled over ranks (a rank's
+      // steady offset from its group cancels in a difference, a shift moves few of them).
+      steps_apart.clear();
+      for (std::size_t r = 0; r < R; ++r) {
+        double prev = detail::l3_nan;
+        for (std::size_t s = 0; s < S; ++s) {
+          const double v = rel(r, jj, s);
+          if (!(v > -1)) continue;
+          const double x = std::log1p(v);
+          if (std::isfinite(prev)) steps_apart.push_back(std::fabs(x - prev));
+          prev = x;
+        }
+      }
+      if (steps_apart.size() < 2) continue;
+      const double sd =
+          std::max(stats::mad_to_sigma * stats::median(steps_apart) / std::sqrt(2.0), o.kernels.resolution);
+      pool.push_back(jj);
+      weight.push_back(1 / (sd * sd));
+    }
+    if (pool.size() >= 2) {
+      phase_info ph;
+      ph.name = "compute kernels per launch";
+      ph.role = phase_role::work;
+      ph.cls = kernel_class::compute;
+      job_model pm = detail::derived_model(m, R, {ph});
+      pm.has_rank = m.has_rank;
+      pm.iteration_ns = m.iteration_ns;
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t p = 0; p < class_phase_count; ++p)
+          for (std::size_t s = 0; s < S; ++s) pm.phase_ns(r, p, s) = m.phase_ns(r, p, s);
+      // The index in units of the job's median compute per step, so that L2's floors in ns
+      // (min_phase_ns) and its evidence read as compute time at the rank's per-launch pace.
+      std::vector<double> compute;
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < S; ++s)
+          if (std::isfinite(m.phase_ns(r, compute_phase, s))) compute.push_back(m.phase_ns(r, compute_phase, s));
+      const double unit = compute.empty() ? 1.0 : stats::median(compute);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < S; ++s) {
+          double sw = 0, sx = 0;
+          for (std::size_t i = 0; i < pool.size(); ++i) {
+            const double v = rel(r, pool[i], s);
+            if (!(v > -1)) continue;
+            sw += weight[i];
+            sx += weight[i] * std::log1p(v);
+          }
+          if (sw > 0) pm.phase_ns(r, class_phase_count, s) = unit * std::exp(sx / sw);
+        }
+      auto po = o.kernels;
+      po.min_effect = l2_options{}.min_effect;  // across ranks: L2's floor for compute time
+      po.own_history = true;
+      po.own_history_with_peers = true;
+      po.own_history_min_effect = o.pooled_min_effect;
+      po.min_step_share = 0;  // judged below by the kernels' time lost
+      const auto res = find_stragglers(pm, topo, l1, po);
+      out.tests += res.tests;
+      std::vector<bool> reported(R, false);
+      for (const auto& d : out.kernels) reported[static_cast<std::size_t>(d.rank)] = true;
+      for (const auto& st : res.stragglers) {
+        if (st.phase != class_phase_count || reported[static_cast<std::size_t>(st.rank)]) continue;
+        const bool own = st.compared_within == "own history";
+        if (own && !(st.ratio >= 1 + o.pooled_min_effect)) continue;
+        // The kernels behind it, by time lost per step: against the rank's own launches outside
+        // the claim when that was the test, else against its peers'.
+        std::vector<kernel_share> costs;
+        double lost = 0;
+        for (std::size_t jj : pool) {
+          auto c = detail::kernel_share_of(m, win, st.rank, own ? std::vector<int>{} : st.peers, drift_keys[jj],
+                                           st.first, st.last);
+          if (!(c.lost_ns_per_step > 0)) continue;
+          lost += c.lost_ns_per_step;
+          costs.push_back(c);
+        }
+        if (costs.empty()) continue;
+        std::stable_sort(costs.begin(), costs.end(), [](const kernel_share& a, const kernel_share& b) {
+          return a.lost_ns_per_step > b.lost_ns_per_step;
+        });
+        if (negligible_cost(st.rank, st.peers, st.first, st.last, lost)) continue;
+        degraded_kernel d;
+        d.rank = st.rank;
+        d.key = costs.front().key;
+        d.detector = "pooled";
+        d.group = st.group;
+        d.compared_within = own ? "own history, relative to its peers" : st.compared_within;
+        d.peers = st.peers;
+        d.first = st.first;
+        d.last = st.last;
+        d.elevated_steps = st.elevated_steps;
+        d.z = st.z;
+        d.p_value = st.p_value;
+        d.q_value = st.q_value;
+        d.job_slowdown = st.job_slowdown;
+        d.observed_ns = costs.front().observed_ns;
+        d.baseline_ns = costs.front().baseline_ns;
+        d.ratio = costs.front().ratio;
+        d.launches_per_step = costs.front().launches_per_step;
+        d.lost_ns_per_step = costs.front().lost_ns_per_step;
+        for (std::size_t i = 1; i < costs.size() && i < 5; ++i) d.also.emplace_back(costs[i].key, costs[i].ratio);
+        d.pooled_keys = pool.size();
+        d.pooled_ratio = st.ratio;
+        out.pooled.push_back(std::move(d));
       }
     }
   }
