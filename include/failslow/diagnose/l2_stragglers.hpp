@@ -66,8 +66,9 @@
 //   variance, n - 2 degrees of freedom; the sd widened by sqrt((1 + rho) / (1 - rho)), rho the
 //   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
 //   persists over steps), times what the scan over windows is worth (window_scan_factor:
-//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation), in the
-//   same BH as the group tests; outside idle, p is 1 unless the rank's own ln time rose too (a
+//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; a
+//   window that ends early is also tested from its first step to the end, the better taken at
+//   twice its p), in the same BH as the group tests; outside idle, p is 1 unless the rank's own ln time rose too (a
 //   one-sided t of the window against its other steps at own_history_raw_alpha: q also rises when
 //   the others' median falls, as when a sleeping rank leaves the others a shared CPU core);
 //   withheld when the rank's own communication grew by more than half its excess (it waits).
@@ -468,33 +469,78 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   // least the timer's resolution), exact for iid normal noise at a fixed window. L1's z is not
   // used: its scale comes from the series' trimmed differences, which a 24-step series can put at
   // half its spread (a healthy rank's chance 19-step run at z 3.3 became p 8e-7).
-  std::vector<double> in_log, out_log;
   std::size_t last_measured = 0;
   for (std::size_t s = 0; s < S; ++s)
-    if (std::isfinite(q[s]) && q[s] > 0) {
-      (s >= best->first && s <= best->last ? in_log : out_log).push_back(std::log(q[s]));
-      last_measured = s;
+    if (std::isfinite(q[s]) && q[s] > 0) last_measured = s;
+  // The window [from, to] against every other measured step: its scan-paid p-value, the shift in
+  // per-step noise units, and the steps in it half the floor above the others' mean.
+  struct window_test {
+    double p = 1, z = 0;
+    std::size_t elevated = 0;
+    bool valid = false;
+  };
+  const auto test_window = [&](std::size_t from, std::size_t to) {
+    window_test wt;
+    std::vector<double> in_log, out_log;
+    for (std::size_t s = 0; s < S; ++s)
+      if (std::isfinite(q[s]) && q[s] > 0) (s >= from && s <= to ? in_log : out_log).push_back(std::log(q[s]));
+    if (in_log.size() < 2 || out_log.size() < 2) return wt;
+    const auto two = pooled_two_sample(in_log, out_log);
+    const double n = two.n_in + two.n_out, df = two.df;
+    // The rank's own noise, or its peers' typical noise where that is larger (a rank whose own
+    // steps happen to be quiet is not held to less than its peers' noise; estimated from many
+    // more steps, it takes the normal tail, where the rank's own sd from 24 steps takes Student's
+    // t with 22 degrees of freedom). Noise that persists over steps (a GPU's clock and thermal
+    // state; rho, the group's lag-1 autocorrelation) makes a mean of n steps vary (1 + rho) /
+    // (1 - rho) times more than iid noise would (AR(1)): healthy ranks with rho 0.6 made claims
+    // in 36 of 96 simulated jobs without it.
+    const double own_sd = two.sd;
+    const bool peers_noise = group.sd > own_sd;
+    const double rho = std::clamp(group.lag1, 0.0, 0.9);
+    const double step_sd = std::max({own_sd, group.sd, o.resolution});
+    const double sd = step_sd * std::sqrt((1 + rho) / (1 - rho));
+    const double t = two.diff / (sd * two.se_factor);
+    // The window is the best of many the scan tried: its p-value is paid for them (a healthy
+    // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
+    const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
+                                        : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
+    wt.p = std::min(1.0, p_window * window_scan_factor(n, to >= last_measured));
+    wt.z = two.diff / step_sd;
+    const double bar = stats::moments(out_log).mean() + std::log1p(0.5 * floor);
+    for (double x : in_log) wt.elevated += x > bar ? 1 : 0;
+    wt.valid = true;
+    return wt;
+  };
+  auto best_test = test_window(best->first, best->last);
+  if (!best_test.valid) return st;
+  // A shift that lasts to the end can be cut short or cut in two by L1's segmentation (one step
+  // of the new level that dips pools a segment into the baseline, and the steps after or before
+  // it fall out of the window and into the "before" it is tested against): the best window to
+  // the end over every first step (min_steps measured steps before it and in it) is tested too,
+  // at the scan factor measured for exactly that family (3 sqrt(n)). L1's window is one of them
+  // when it reaches the end; otherwise the better of the two is taken at twice its p-value.
+  std::vector<std::size_t> measured;
+  for (std::size_t s = 0; s <= last_measured; ++s)
+    if (std::isfinite(q[s]) && q[s] > 0) measured.push_back(s);
+  window_test end_test;
+  std::size_t end_first = 0;
+  for (std::size_t i = o.min_steps; i + o.min_steps <= measured.size(); ++i) {
+    const auto wt = test_window(measured[i], last_measured);
+    if (wt.valid && (!end_test.valid || wt.p < end_test.p)) {
+      end_test = wt;
+      end_first = measured[i];
     }
-  if (in_log.size() < 2 || out_log.size() < 2) return st;
-  const auto two = pooled_two_sample(in_log, out_log);
-  const double n = two.n_in + two.n_out, df = two.df;
-  // The rank's own noise, or its peers' typical noise where that is larger (a rank whose own
-  // steps happen to be quiet is not held to less than its peers' noise; estimated from many
-  // more steps, it takes the normal tail, where the rank's own sd from 24 steps takes Student's
-  // t with 22 degrees of freedom). Noise that persists over steps (a GPU's clock and thermal
-  // state; rho, the group's lag-1 autocorrelation) makes a mean of n steps vary (1 + rho) /
-  // (1 - rho) times more than iid noise would (AR(1)): healthy ranks with rho 0.6 made claims
-  // in 36 of 96 simulated jobs without it.
-  const double own_sd = two.sd;
-  const bool peers_noise = group.sd > own_sd;
-  const double rho = std::clamp(group.lag1, 0.0, 0.9);
-  const double sd = std::max({own_sd, group.sd, o.resolution}) * std::sqrt((1 + rho) / (1 - rho));
-  const double t = two.diff / (sd * two.se_factor);
-  // The window is the best of many the scan tried: its p-value is paid for them (a healthy
-  // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
-  const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
-                                      : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
-  st.p_value = std::min(1.0, p_window * window_scan_factor(n, best->last >= last_measured));
+  }
+  const bool reaches_end = best->last >= last_measured;
+  if (end_test.valid && end_test.p < best_test.p) {
+    st.first = end_first;
+    st.last = last_measured;
+    st.elevated_steps = end_test.elevated;
+    st.z = end_test.z;
+    best_test = end_test;
+  }
+  if (!reaches_end && end_test.valid) best_test.p = std::min(1.0, 2 * best_test.p);
+  st.p_value = best_test.p;
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
     const double x = m.phase_ns(r, p, s), c = m.phase_ns(r, communication_phase, s);
