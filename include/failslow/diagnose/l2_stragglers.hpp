@@ -66,16 +66,15 @@
 //   variance, n - 2 degrees of freedom; the sd widened by sqrt((1 + rho) / (1 - rho)), rho the
 //   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
 //   persists over steps), times what the scan over windows is worth (window_scan_factor:
-//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; a
-//   window that ends early is also tested from its first step to the end, the better taken at
-//   twice its p), in the same BH as the group tests; outside idle, p is 1 unless the rank's own ln time rose too (a
-//   one-sided t of the window against its other steps at own_history_raw_alpha: q also rises when
-//   the others' median falls, as when a sleeping rank leaves the others a shared CPU core);
-//   withheld when the rank's own communication grew by more than half its excess (it waits).
-//   Ranks with peers under a known layout (own_history_with_peers) get, in the work classes
-//   (compute, memory; not idle, whose per-step regime flips on a host-paced job are no change,
-//   nor annotated phases, parts of compute), the same test with q relative to their group's
-//   other ranks and the sd at least the group's typical one, floor own_history_min_effect, at least 2 min_steps
+//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; the
+//   best window to the end over every first step is tested too, and when L1's window ends early
+//   the better of the two is taken at twice its p), in the same BH as the group tests; outside idle, p is 1 unless the
+//   rank's own ln time rose too (a one-sided t of the window against its other steps at own_history_raw_alpha: q also
+//   rises when the others' median falls, as when a sleeping rank leaves the others a shared CPU core); withheld when
+//   the rank's own communication grew by more than half its excess (it waits). Ranks with peers under a known layout
+//   (own_history_with_peers) get, in the work classes (compute, memory; not idle, whose per-step regime flips on a
+//   host-paced job are no change, nor annotated phases, parts of compute), the same test with q relative to their
+//   group's other ranks and the sd at least the group's typical one, floor own_history_min_effect, at least 2 min_steps
 //   slow steps and the BH test on the shift's p-value instead of the per-step z bar (a change
 //   smaller than one step's noise is still several standard errors of a dozen steps' mean), and
 //   must end at least half that floor above the group's median (a fast GPU that became like
