@@ -405,9 +405,10 @@ TEST_CASE("L2: a rank a few percent slower than before, within its peers' spread
 TEST_CASE("L2: a shift to the end that one dipping step cuts in L1's segmentation is claimed to the end",
           "[diagnose][l2]") {
   // 8 data-parallel GPUs, 0.3 % noise per step, a rank 1.5 % slower from step 7 to the end but
-  // for one step back near its old pace. Tested on L1's window alone (steps 7-12 or 13-19), the
-  // other part counts as "before" and the shift reads as noise (found in 1 of the 6 seeds); the
-  // best window to the end is tested too (found in 5: seed 5 has a second low step).
+  // for one step back near its old pace. Tested on L1's window alone (steps 7-12), the steps
+  // after it count as "before" and the shift reads as noise (found in 1 of the 6 seeds); the
+  // best window to the end is tested too (found in 4: seed 1's L1 window is 13-19, which reaches
+  // the end and stands, and seed 5 has a second low step).
   const std::size_t G = 8, S = 20;
   std::string log;
   std::size_t found = 0;
@@ -443,7 +444,7 @@ TEST_CASE("L2: a shift to the end that one dipping step cuts in L1's segmentatio
     CHECK(st.ratio == Approx(1.015).margin(0.004));
   }
   INFO(log);
-  CHECK(found >= 5);
+  CHECK(found >= 4);
 }
 
 TEST_CASE("the window scan's factor bounds what a simulated scan is worth", "[diagnose][reference]") {

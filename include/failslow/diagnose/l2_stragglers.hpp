@@ -66,9 +66,9 @@
 //   variance, n - 2 degrees of freedom; the sd widened by sqrt((1 + rho) / (1 - rho)), rho the
 //   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
 //   persists over steps), times what the scan over windows is worth (window_scan_factor:
-//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; the
-//   best window to the end over every first step is tested too, and when L1's window ends early
-//   the better of the two is taken at twice its p), in the same BH as the group tests; outside idle, p is 1 unless the
+//   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; when
+//   L1's window ends early the best window to the end over every first step is tested too, the
+//   better of the two taken at twice its p), in the same BH as the group tests; outside idle, p is 1 unless the
 //   rank's own ln time rose too (a one-sided t of the window against its other steps at own_history_raw_alpha: q also
 //   rises when the others' median falls, as when a sleeping rank leaves the others a shared CPU core); withheld when
 //   the rank's own communication grew by more than half its excess (it waits). Ranks with peers under a known layout
@@ -512,33 +512,37 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   };
   auto best_test = test_window(best->first, best->last);
   if (!best_test.valid) return st;
-  // A shift that lasts to the end can be cut short or cut in two by L1's segmentation (one step
-  // of the new level that dips pools a segment into the baseline, and the steps after or before
-  // it fall out of the window and into the "before" it is tested against): the best window to
-  // the end over every first step (min_steps measured steps before it and in it) is tested too,
-  // at the scan factor measured for exactly that family (3 sqrt(n)). L1's window is one of them
-  // when it reaches the end; otherwise the better of the two is taken at twice its p-value.
-  std::vector<std::size_t> measured;
-  for (std::size_t s = 0; s <= last_measured; ++s)
-    if (std::isfinite(q[s]) && q[s] > 0) measured.push_back(s);
-  window_test end_test;
-  std::size_t end_first = 0;
-  for (std::size_t i = o.min_steps; i + o.min_steps <= measured.size(); ++i) {
-    const auto wt = test_window(measured[i], last_measured);
-    if (wt.valid && (!end_test.valid || wt.p < end_test.p)) {
-      end_test = wt;
-      end_first = measured[i];
+  // A shift that lasts to the end can be cut short by L1's segmentation (one step of the new
+  // level that dips pools a segment into the baseline, and the steps after it fall out of the
+  // window and into the "before" it is tested against): when L1's window ends early, the best
+  // window to the end over every first step (min_steps measured steps before it and in it) is
+  // tested too, at the scan factor measured for exactly that family (3 sqrt(n)), and the better
+  // of the two is taken at twice its p-value. A window of L1's that reaches the end stands as it
+  // is (its first step is where the segmentation put the change).
+  if (best->last < last_measured) {
+    std::vector<std::size_t> measured;
+    for (std::size_t s = 0; s <= last_measured; ++s)
+      if (std::isfinite(q[s]) && q[s] > 0) measured.push_back(s);
+    window_test end_test;
+    std::size_t end_first = 0;
+    for (std::size_t i = o.min_steps; i + o.min_steps <= measured.size(); ++i) {
+      const auto wt = test_window(measured[i], last_measured);
+      if (wt.valid && (!end_test.valid || wt.p < end_test.p)) {
+        end_test = wt;
+        end_first = measured[i];
+      }
+    }
+    if (end_test.valid) {
+      if (end_test.p < best_test.p) {
+        st.first = end_first;
+        st.last = last_measured;
+        st.elevated_steps = end_test.elevated;
+        st.z = end_test.z;
+        best_test = end_test;
+      }
+      best_test.p = std::min(1.0, 2 * best_test.p);
     }
   }
-  const bool reaches_end = best->last >= last_measured;
-  if (end_test.valid && end_test.p < best_test.p) {
-    st.first = end_first;
-    st.last = last_measured;
-    st.elevated_steps = end_test.elevated;
-    st.z = end_test.z;
-    best_test = end_test;
-  }
-  if (!reaches_end && end_test.valid) best_test.p = std::min(1.0, 2 * best_test.p);
   st.p_value = best_test.p;
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
