@@ -165,11 +165,15 @@ inline l2_options default_stage_options() {
 }
 
 namespace detail {
-// An own-history claim whose raw median over the claim is not min_effect above its median
-// outside it: the reference (the other members) moved, not the member.
+// An own-history claim whose raw median over the claim is not `floor` (the test's min_effect)
+// above its median outside it: the reference (the other members) moved, not the member.
+template <class = void>
+inline bool weak_own_history(const straggler& st, double floor) {
+  return st.compared_within == "own history" && !(st.ratio >= 1 + floor);
+}
 template <class = void>
 inline bool weak_own_history(const straggler& st, const l2_options& o) {
-  return st.compared_within == "own history" && !(st.ratio >= 1 + o.min_effect);
+  return weak_own_history(st, o.min_effect);
 }
 }  // namespace detail
 
@@ -427,6 +431,32 @@ inline kernel_share kernel_share_of(const job_model& m, const window_index& win,
   return c;
 }
 
+// A degraded kernel claim from L2's claim on a derived model and the claim's kernels, costliest
+// first: the first is named, the next (up to max_keys - 1) listed.
+template <class = void>
+inline degraded_kernel kernel_claim(const straggler& st, const std::vector<kernel_share>& costs, std::size_t max_keys) {
+  degraded_kernel d;
+  d.rank = st.rank;
+  d.key = costs.front().key;
+  d.group = st.group;
+  d.compared_within = st.compared_within;
+  d.peers = st.peers;
+  d.first = st.first;
+  d.last = st.last;
+  d.elevated_steps = st.elevated_steps;
+  d.z = st.z;
+  d.p_value = st.p_value;
+  d.q_value = st.q_value;
+  d.job_slowdown = st.job_slowdown;
+  d.observed_ns = costs.front().observed_ns;
+  d.baseline_ns = costs.front().baseline_ns;
+  d.ratio = costs.front().ratio;
+  d.launches_per_step = costs.front().launches_per_step;
+  d.lost_ns_per_step = costs.front().lost_ns_per_step;
+  for (std::size_t i = 1; i < costs.size() && i < max_keys; ++i) d.also.emplace_back(costs[i].key, costs[i].ratio);
+  return d;
+}
+
 }  // namespace detail
 
 /// The kernels that explain a rank's slowdown over model steps [first, last] (an L2 straggler's
@@ -604,25 +634,7 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       double lost = 0;
       for (const auto& c : costs) lost += c.lost_ns_per_step;
       if (negligible_cost(st.rank, st.peers, st.first, st.last, lost)) continue;
-      degraded_kernel d;
-      d.rank = st.rank;
-      d.key = costs.front().key;
-      d.group = st.group;
-      d.compared_within = st.compared_within;
-      d.peers = st.peers;
-      d.first = st.first;
-      d.last = st.last;
-      d.elevated_steps = st.elevated_steps;
-      d.z = st.z;
-      d.p_value = st.p_value;
-      d.q_value = st.q_value;
-      d.job_slowdown = st.job_slowdown;
-      d.observed_ns = costs.front().observed_ns;
-      d.baseline_ns = costs.front().baseline_ns;
-      d.ratio = costs.front().ratio;
-      d.launches_per_step = costs.front().launches_per_step;
-      d.lost_ns_per_step = costs.front().lost_ns_per_step;
-      for (std::size_t i = 1; i < costs.size(); ++i) d.also.emplace_back(costs[i].key, costs[i].ratio);
+      auto d = detail::kernel_claim(st, costs, costs.size());
       // The group W1 matrix row over the claim: each member's quantile vectors averaged over the
       // claimed steps (their Wasserstein barycenter), against the peers' median distribution.
       std::vector<int> members = {d.rank};
@@ -832,8 +844,8 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
       for (const auto& d : out.kernels) reported[static_cast<std::size_t>(d.rank)] = true;
       for (const auto& st : res.stragglers) {
         if (st.phase != class_phase_count || reported[static_cast<std::size_t>(st.rank)]) continue;
+        if (detail::weak_own_history(st, o.pooled_min_effect)) continue;
         const bool own = st.compared_within == "own history";
-        if (own && !(st.ratio >= 1 + o.pooled_min_effect)) continue;
         // The kernels behind it, by time lost per step: against the rank's own launches outside
         // the claim when that was the test, else against its peers'.
         std::vector<kernel_share> costs;
@@ -850,26 +862,9 @@ inline l3_result find_degraded(const job_model& m, const topology& topo, const l
           return a.lost_ns_per_step > b.lost_ns_per_step;
         });
         if (negligible_cost(st.rank, st.peers, st.first, st.last, lost)) continue;
-        degraded_kernel d;
-        d.rank = st.rank;
-        d.key = costs.front().key;
+        auto d = detail::kernel_claim(st, costs, 5);
         d.detector = "pooled";
-        d.group = st.group;
-        d.compared_within = own ? "own history, relative to its peers" : st.compared_within;
-        d.peers = st.peers;
-        d.first = st.first;
-        d.last = st.last;
-        d.elevated_steps = st.elevated_steps;
-        d.z = st.z;
-        d.p_value = st.p_value;
-        d.q_value = st.q_value;
-        d.job_slowdown = st.job_slowdown;
-        d.observed_ns = costs.front().observed_ns;
-        d.baseline_ns = costs.front().baseline_ns;
-        d.ratio = costs.front().ratio;
-        d.launches_per_step = costs.front().launches_per_step;
-        d.lost_ns_per_step = costs.front().lost_ns_per_step;
-        for (std::size_t i = 1; i < costs.size() && i < 5; ++i) d.also.emplace_back(costs[i].key, costs[i].ratio);
+        if (own) d.compared_within = "own history, relative to its peers";
         d.pooled_keys = pool.size();
         d.pooled_ratio = st.ratio;
         out.pooled.push_back(std::move(d));
