@@ -290,7 +290,8 @@ TEST_CASE("the intra-worker EWMA chart finds a kernel that grows slower on one r
   cfg.seed = 31;
   diagnose::model_options mo;
   mo.keep_windows = true;
-  auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+  // Not a structured binding: lambdas below capture the model (C++17 and Clang before 16 cannot).
+  auto m = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo).first;
   const topology topo(cfg.sizes, cfg.order);
   const auto ramp = [&](std::size_t s) {  // 0 up to step index 8, then up to 1 at the last step
     return s < 8 ? 0.0 : static_cast<double>(s - 8) / static_cast<double>(m.step_count() - 9);
