@@ -478,9 +478,11 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     std::size_t elevated = 0;
     bool valid = false;
   };
+  std::vector<double> in_log, out_log;  // reused by every window the scan below tests
   const auto test_window = [&](std::size_t from, std::size_t to) {
     window_test wt;
-    std::vector<double> in_log, out_log;
+    in_log.clear();
+    out_log.clear();
     for (std::size_t s = 0; s < S; ++s)
       if (std::isfinite(q[s]) && q[s] > 0) (s >= from && s <= to ? in_log : out_log).push_back(std::log(q[s]));
     if (in_log.size() < 2 || out_log.size() < 2) return wt;
