@@ -194,6 +194,56 @@ TEST_CASE("L2: a straggler's steps that dip under the bar but stay slow do not c
   CHECK_THROWS_AS(diagnose::find_stragglers(empty_model(4, 4), data_parallel(4), nullptr, bad), invalid_argument);
 }
 
+TEST_CASE("L2: a straggler under noise wider than its excess is found by its moderately slow steps", "[diagnose][l2]") {
+  // Processes sharing cores (a real DDP job of 4 processes on 2 cores): every rank's compute per
+  // step varies by 8 % and in 15 % of the steps the scheduler halves or doubles it, so the
+  // pooled robust scale is wide and a rank 1.35x slower from step 4 clears z 3.5 in few steps
+  // (a real job: 2 of 17) but z 2 in most. Healthy jobs of the same noise, iid and persistent
+  // (AR(1), 0.6), make no claim.
+  std::size_t found_moderate = 0, found_strict = 0, healthy_claims = 0, jobs = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed)
+    for (const double phi : {0.0, 0.6}) {
+      const std::size_t G = 4 + 4 * (seed % 2), S = 16 + 4 * (seed % 3);
+      std::mt19937_64 rng(seed * 104729 + static_cast<std::uint64_t>(phi * 10));
+      std::normal_distribution<double> noise(0, 0.08);
+      std::uniform_real_distribution<double> u(0, 1);
+      auto m = empty_model(G, S);
+      for (std::size_t r = 0; r < G; ++r) {
+        double e = noise(rng);
+        for (std::size_t s = 0; s < S; ++s) {
+          e = phi * e + std::sqrt(1 - phi * phi) * noise(rng);
+          const double flip = u(rng);
+          const double sched = flip < 0.1 ? 0.5 : flip < 0.15 ? 2.0 : 1.0;
+          m.iteration_ns(r, s) = 80e6;
+          m.phase_ns(r, diagnose::compute_phase, s) = 40e6 * std::exp(e) * sched;
+          m.phase_ns(r, diagnose::communication_phase, s) = 30e6;
+        }
+      }
+      ++jobs;
+      const auto healthy = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr);
+      for (const auto& x : healthy.stragglers)
+        UNSCOPED_INFO("healthy seed " << seed << " phi " << phi << ": rank " << x.rank << " steps " << x.first << "-"
+                                      << x.last << " q " << x.q_value);
+      healthy_claims += healthy.stragglers.size();
+      if (phi > 0) continue;
+      const std::size_t slow = seed % G;
+      for (std::size_t s = 4; s < S; ++s) m.phase_ns(slow, diagnose::compute_phase, s) *= 1.35;
+      for (const bool moderate : {true, false}) {
+        diagnose::l2_options o;
+        o.moderate_count = moderate;
+        const auto res = diagnose::find_stragglers(m, data_parallel(static_cast<int>(G)), nullptr, o);
+        const bool found = res.stragglers.size() == 1 && res.stragglers[0].rank == static_cast<int>(slow) &&
+                           res.stragglers[0].first >= 3;
+        (moderate ? found_moderate : found_strict) += found ? 1 : 0;
+      }
+    }
+  INFO("found " << found_moderate << " of 30 with the moderate count, " << found_strict << " without; "
+                << healthy_claims << " claims in " << jobs << " healthy jobs");
+  CHECK(healthy_claims == 0);
+  CHECK(found_moderate >= 23);  // 26 measured (12 without the count; 21 with moderate runs unbridged)
+  CHECK(found_moderate >= found_strict + 10);
+}
+
 TEST_CASE("L2: a steady offset at the floor is no straggler, a change on top of it is", "[diagnose][l2]") {
   // 4 ranks, 24 steps, 0.4 % noise. Rank 1 runs 2.9 % slower than its peers in every step (a
   // slow GPU at L2's 3 % floor): about a third of its steps cross the bar, in runs. Then the

@@ -12,7 +12,9 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
   l2_groups.json  one comparison group (ranks x steps of one phase) per case, with the L2
                   statistics of diagnose/l2_stragglers.hpp: the pooled robust scale, z-scores,
                   elevated steps, the persistent run (bridged by still-slow steps), the binomial p-value against the other
-                  ranks' rate (the Jeffreys estimate (K + 1/2) / (N + 1)) and the Benjamini-Hochberg q-values
+                  ranks' rate (the Jeffreys estimate (K + 1/2) / (N + 1)), the same count one bar
+                  lower (z > BRIDGE_Z: moderate steps, deflated by the AR(1) design effect of the
+                  group's lag-1 autocorrelation), twice the better of the two, and the Benjamini-Hochberg q-values
                   (as scipy.stats.false_discovery_control), and which ranks are stragglers
   window_scan.json  what the best window of a scan is worth: iid normal series of n steps, the
                   largest two-sample Student t (pooled variance) of every window of at least 3
@@ -109,6 +111,30 @@ def best_run(elevated, still_slow):
     return best
 
 
+def group_lag1(x):
+    """Median over members of the lag-1 autocorrelation of ln(x_r / median of the others), about
+    the series' best single change of level (the split with the least squared error, 3 steps a
+    side at least), with Kendall's bias correction (n r + 1) / (n - 3); clamped to [0, 0.9]."""
+    G, S = x.shape
+    lag1s = []
+    for r in range(G):
+        others = np.delete(x, r, axis=0)
+        y = np.log(x[r] / np.median(others, axis=0))
+        parts = [(0, S)]
+        if S >= 6:
+            cost = [((y[:t] - y[:t].mean()) ** 2).sum() + ((y[t:] - y[t:].mean()) ** 2).sum() for t in range(3, S - 2)]
+            t = 3 + int(np.argmin(cost))
+            parts = [(0, t), (t, S)]
+        num = den = 0.0
+        for a, b in parts:
+            e = y[a:b] - y[a:b].mean()
+            den += (e * e).sum()
+            num += (e[1:] * e[:-1]).sum()
+        if den > 0 and S > 3:
+            lag1s.append((S * num / den + 1) / (S - 3))
+    return float(np.clip(np.median(lag1s), 0.0, 0.9)) if lag1s else 0.0
+
+
 def l2_group(x):
     """x: ranks x steps of one phase (all finite)."""
     G, S = x.shape
@@ -119,29 +145,48 @@ def l2_group(x):
     rel = e / med
     elevated = (z > Z_THRESHOLD) & (rel > MIN_EFFECT)
     still_slow = (z > BRIDGE_Z) & (rel > MIN_EFFECT)
-    k = elevated.sum(axis=1)
-    K, N = k.sum(), G * S
-    floor = stats.norm.sf(Z_THRESHOLD)
+    k, km = elevated.sum(axis=1), still_slow.sum(axis=1)
+    K, KM, N = k.sum(), km.sum(), G * S
+    floor, moderate_floor = stats.norm.sf(Z_THRESHOLD), stats.norm.sf(BRIDGE_Z)
+    keep = None
     p = np.ones(G)
     runs = []
     for i in range(G):
         count, slow, first, last = best_run(list(elevated[i]), list(still_slow[i]))
-        runs.append((count, first, last))
+        run = (count, first, last, False)
         if count >= MIN_STEPS and slow >= MIN_FRACTION * (last - first + 1):
             rate = (K - k[i] + 0.5) / (N - S + 1)  # the peers' rate, Jeffreys estimate
             p[i] = stats.binom.sf(k[i] - 1, S, max(rate, floor))
+        # Moderate steps: runs of them bridged by steps above the median (z > 0), 2 MIN_STEPS at
+        # least, the run's median rel above 2 MIN_EFFECT; the counts deflated by (1 - rho) / (1 + rho), k down and n up.
+        mcount, mslow, mfirst, mlast = best_run(list(still_slow[i]), list(z[i] > 0))
+        if (mcount >= 2 * MIN_STEPS and mslow >= MIN_FRACTION * (mlast - mfirst + 1) and
+                np.median(rel[i, mfirst:mlast + 1]) > 2 * MIN_EFFECT):
+            if keep is None:
+                rho = group_lag1(x)
+                keep = (1 - rho) / (1 + rho)
+            rate = max((KM - km[i] + 0.5) / (N - S + 1), moderate_floor)
+            p2 = stats.binom.sf(int(np.floor(km[i] * keep)) - 1, max(1, int(np.ceil(S * keep))), rate)
+            if p2 < p[i]:
+                run = (mcount, mfirst, mlast, True)
+                p[i] = p2
+        p[i] = min(1.0, 2 * p[i])
+        runs.append(run)
     q = bh_adjusted(p)
     ranks = []
     for i in range(G):
         if q[i] <= FDR_Q:
-            count, first, last = runs[i]
+            count, first, last, moderate = runs[i]
             # A steady offset: at least half as far above the peers in the first max(MIN_STEPS,
             # S // 4) steps before the claim (MIN_STEPS or more) as inside it, needs MIN_FRACTION
-            # of all steps elevated.
+            # of all steps elevated; a moderate claim needs those steps before it and no offset.
             inside = rel[i, first:last + 1]
             head = rel[i, :min(first, max(MIN_STEPS, S // 4))]
-            if (len(head) >= MIN_STEPS and np.median(inside) > 0 and
-                    np.median(head) >= 0.5 * np.median(inside) and k[i] < MIN_FRACTION * S):
+            if len(head) >= MIN_STEPS:
+                if (np.median(inside) > 0 and np.median(head) >= 0.5 * np.median(inside) and
+                        (moderate or k[i] < MIN_FRACTION * S)):
+                    continue
+            elif moderate:
                 continue
             zs = z[i, first:last + 1]
             ratio = np.median(x[i, first:last + 1]) / np.median(med[first:last + 1])
@@ -194,6 +239,9 @@ def l2_cases():
         (4, 12, 0.005, [(2, 4, 1.06)], False),
         (32, 40, 0.03, [], False),
         (8, 30, 0.01, [(1, 5, 1.04)], False),
+        # wide noise (processes sharing cores): the moderate count finds what few z > 3.5 steps show
+        (4, 20, 0.2, [(1, 4, 1.5)], False),
+        (6, 24, 0.2, [(4, 6, 1.5)], False),
     ]
     for G, S, noise, planted, rotating in specs:
         base = 40e6 * (1 + 0.2 * rng.random(S))  # the step's work varies, all ranks alike
