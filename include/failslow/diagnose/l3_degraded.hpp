@@ -150,7 +150,8 @@ inline l2_options default_link_options() {
   o.min_effect = 0.08;
   o.own_history = false;
   o.own_history_with_peers = false;
-  o.min_step_share = 0;  // a transfer time is not a share of the step
+  o.min_step_share = 0;      // a transfer time is not a share of the step
+  o.moderate_count = false;  // see default_kernel_options
   return o;
 }
 
@@ -161,6 +162,7 @@ inline l2_options default_stage_options() {
   l2_options o;
   o.min_step_share = 0;
   o.own_history_with_peers = false;  // a stage has no peers: its own history is the test
+  o.moderate_count = false;          // see default_kernel_options
   return o;
 }
 
@@ -193,6 +195,11 @@ inline l2_options default_kernel_options() {
   // W1 of a kernel key against its group is itself the rank's change; its own history is
   // L3's (own-window W1), not L2's ratio series of one key.
   o.own_history_with_peers = false;
+  // L2's moderate count is for phases under a host's scheduling noise. Kernel statistics over
+  // hundreds of launches are precise, and L3 runs in L1's windows, where a few steps before a
+  // window are no test of a GPU's steady 1-3 % offset: with it, healthy ranks' GEMMs were 1.03x
+  // "degraded" in faulty sensitivity jobs at noise x2.
+  o.moderate_count = false;
   return o;
 }
 

@@ -49,6 +49,7 @@ inline l2_options default_slow_host_test() {
   o.min_effect = 0.5;
   o.min_step_share = 0;
   o.own_history_with_peers = false;
+  o.moderate_count = false;  // a launch pace is no phase under scheduling noise (l3_degraded.hpp)
   return o;
 }
 
