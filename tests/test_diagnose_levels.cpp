@@ -200,7 +200,7 @@ TEST_CASE("L2: a straggler under noise wider than its excess is found by its mod
   // pooled robust scale is wide and a rank 1.35x slower from step 4 clears z 3.5 in few steps
   // (a real job: 2 of 17) but z 2 in most. Healthy jobs of the same noise, iid and persistent
   // (AR(1), 0.6), make no claim.
-  std::size_t found_moderate = 0, found_strict = 0, healthy_claims = 0, jobs = 0;
+  std::size_t found_moderate = 0, found_strict = 0, healthy_claims = 0, jobs = 0, with_bar = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed)
     for (const double phi : {0.0, 0.6}) {
       const std::size_t G = 4 + 4 * (seed % 2), S = 16 + 4 * (seed % 3);
@@ -235,6 +235,11 @@ TEST_CASE("L2: a straggler under noise wider than its excess is found by its mod
         const bool found = res.stragglers.size() == 1 && res.stragglers[0].rank == static_cast<int>(slow) &&
                            res.stragglers[0].first >= 3;
         (moderate ? found_moderate : found_strict) += found ? 1 : 0;
+        // A claim of the moderate count says so: its steps are counted over bridge_z.
+        for (const auto& x : res.stragglers) {
+          if (!moderate) CHECK(std::isnan(x.elevated_z));
+          with_bar += x.elevated_z == o.bridge_z ? 1 : 0;
+        }
       }
     }
   INFO("found " << found_moderate << " of 30 with the moderate count, " << found_strict << " without; "
@@ -242,6 +247,7 @@ TEST_CASE("L2: a straggler under noise wider than its excess is found by its mod
   CHECK(healthy_claims == 0);
   CHECK(found_moderate >= 23);  // 26 measured (12 without the count; 21 with moderate runs unbridged)
   CHECK(found_moderate >= found_strict + 10);
+  CHECK(with_bar >= found_moderate - found_strict);
 }
 
 TEST_CASE("L2: a steady offset at the floor is no straggler, a change on top of it is", "[diagnose][l2]") {

@@ -21,7 +21,8 @@
 //                      median robust z over the claimed steps; evidence: observed_ns,
 //                      baseline_ns, ratio, z, p_value, q_value, peers, elevated_steps,
 //                      communication_ratio, waiting_ranks, group_cv, group_cv_before,
-//                      job_slowdown, compared_within, also_slow
+//                      job_slowdown, compared_within, also_slow, elevated_z (only for a
+//                      claim of L2's moderate count: the z bar its elevated_steps are over)
 //     L3 degraded_kernel  ranks [r], group, kernel (the costliest), phase (its class); score =
 //                      the median robust z of its W1 over the claimed steps; evidence:
 //                      observed_ns, baseline_ns (mean per launch: rank, peers), ratio, w1_ns,
@@ -271,6 +272,7 @@ inline finding l2_finding(const job_model& m, const topology& topo, const stragg
       .add("group_cv_before", st.group_cv_before)
       .add("job_slowdown", st.job_slowdown)
       .add("compared_within", st.compared_within);
+  if (std::isfinite(st.elevated_z)) f.evidence.add("elevated_z", st.elevated_z);
   if (!also.empty()) f.evidence.add("also_slow", also);
   const bool own = st.compared_within == "own history";
   const std::string peers_text = "its " + std::to_string(st.peers.size()) + (st.peers.size() == 1 ? " peer" : " peers");

@@ -175,6 +175,9 @@ struct straggler {
   std::vector<int> peers;           ///< comparable ranks with data, without the rank
   std::size_t first = 0, last = 0;  ///< claimed steps (model step indices)
   std::size_t elevated_steps = 0;
+  /// The z bar elevated_steps counts over when it is not z_threshold: bridge_z for a claim of
+  /// the moderate count (moderate_count), else NaN.
+  double elevated_z = std::numeric_limits<double>::quiet_NaN();
   double observed_ns = 0, baseline_ns = 0, ratio = 1, z = 0;
   double p_value = 1, q_value = 1;
   double excess_ns = 0;  ///< observed - baseline
@@ -1102,6 +1105,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       st.first = cand.first;
       st.last = cand.last;
       st.elevated_steps = cand.elevated;
+      if (cand.moderate) st.elevated_z = o.bridge_z;
       st.p_value = pvals[j];
       st.q_value = fdr.adjusted[j];
       std::vector<double> own, base, zs;

@@ -98,7 +98,10 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
     std::string peers = "its peers";
     if (const auto* p = e.find("peers"); p && p->what == evidence_item::type::numbers)
       peers = "its " + std::to_string(p->numbers.size()) + " peers";
-    const std::string stats = num(e.number("ratio"), "%.2f") + "x, z " + num(e.number("z"), "%.1f") + ", elevated in " +
+    // A claim of L2's moderate count says the bar its steps are counted over.
+    const auto* bar = e.find("elevated_z");
+    const std::string counted = bar ? ", over z " + num(bar->number, "%.1f") + " in " : std::string(", elevated in ");
+    const std::string stats = num(e.number("ratio"), "%.2f") + "x, z " + num(e.number("z"), "%.1f") + counted +
                               num(e.number("elevated_steps"), "%.0f") + " steps, q " +
                               (e.number("q_value") > 0 ? num(e.number("q_value"), "%.2g") : std::string("< 1e-300"));
     if (own)
