@@ -33,12 +33,16 @@ pid "CPU functions", steps as ProfilerStep#N ops). One file per rank, gzipped:
         4-10 ms hiccups in a fifth of the steps (4 processes on 2 cores), which are no stalls
     tests/data/torch_gloo/ddp_healthy/rank-R.pt.trace.json.gz   the same DDP job, every rank alike:
         per-step operator times vary 10-30 % as 4 processes share 2 cores
+    tests/data/torch_gloo/ddp_gemm/rank-R.pt.trace.json.gz   the same DDP job over 20 steps; from
+        step SLOW_FROM on, rank SLOW_RANK runs DDP_EXTRA_MATMULS extra GEMMs after its forward
+        (outside DDP's annotations; about 1.4x its peers' compute per step): a compute straggler
+        whose steps the scheduling noise keeps under 3.5 robust spreads in all but a few
         the written files with Python's json module (independently of the C++ code)
 
 How the committed files were made (the torch version is also stored in expected.json):
     apt-get install -y python3-torch          # Debian bookworm: torch 1.13.1 (CPU, no Kineto)
     nice -n -10 /usr/bin/python3 tests/reference/gen_torch_gloo_traces.py [JOB ...]
-(JOB: healthy, straggler, pause, ddp_sleep, ddp_healthy; default all; expected.json is always rewritten from the files)
+(JOB: healthy, straggler, pause, ddp_sleep, ddp_healthy, ddp_gemm; default all; expected.json is always rewritten from the files)
 on a 2-core machine shared with compiler jobs (nice 10): the negative nice keeps their load out of
 the timings, as far as it can; 4 ranks on 2 cores still share them. The timings are real measurements, so a rerun writes other numbers (the
 tests read expected.json, which always matches the files beside it).
@@ -71,14 +75,16 @@ WORLD = 4
 STEPS = 12  # profiled steps, ProfilerStep#0 .. #11
 WARMUP = 3  # unprofiled iterations before
 SLOW_RANK = 2
-SLOW_FROM = 4  # first slow step of the straggler job
+SLOW_FROM = 4  # first slow iteration of the straggler jobs: ProfilerStep#3 (step #N is iteration N + 1)
 EXTRA_MATMULS = 4  # extra (32 x 256) @ (256 x 512) products in the straggler's forward: each is
 # the first layer's GEMM, a quarter of the forward's multiply-adds
 PAUSE_RANK = 1
 PAUSE_MS = 80  # about the step time of this job on a 2-core machine
 PAUSE_EVERY = 4  # iterations i with i % PAUSE_EVERY == 2: ProfilerStep#1, #5, #9
 DDP_SLEEP_MS = 20
-JOBS = ("healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy")
+DDP_EXTRA_MATMULS = 8  # ddp_gemm: extra (32 x 256) @ (256 x 512) products after rank 2's forward
+JOBS = ("healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy", "ddp_gemm")
+JOB_STEPS = {"ddp_gemm": 20}  # profiled steps where not STEPS
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
 PHASES = ["forward", "backward", "grad_sync", "optimizer"]
@@ -114,16 +120,20 @@ def worker(rank, job, port, outdir, hooks=None):
     extra = torch.randn(256, 512, generator=gen)
 
     hook = importlib.import_module(hooks) if hooks else None
-    steps = getattr(hook, "STEPS", STEPS)
+    steps = getattr(hook, "STEPS", JOB_STEPS.get(job, STEPS))
     slow_from = getattr(hook, "SLOW_FROM", SLOW_FROM)
     extra_matmuls = getattr(hook, "EXTRA_MATMULS", EXTRA_MATMULS)
 
     def ddp_step(i, slow):
         xb = torch.randn(32, 256, generator=gen)
         yb = torch.randn(32, 256, generator=gen)
-        if slow:
+        if slow and job == "ddp_sleep":
             time.sleep(DDP_SLEEP_MS / 1000)
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
+        out = model(xb)
+        if slow and job == "ddp_gemm":
+            for _ in range(DDP_EXTRA_MATMULS):
+                torch.mm(xb, extra)
+        loss = torch.nn.functional.mse_loss(out, yb)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -158,7 +168,7 @@ def worker(rank, job, port, outdir, hooks=None):
     with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
                  on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
         for i in range(steps + 1):
-            step(i, job in ("straggler", "ddp_sleep") and rank == SLOW_RANK and i >= slow_from,
+            step(i, job in ("straggler", "ddp_sleep", "ddp_gemm") and rank == SLOW_RANK and i >= slow_from,
                  job == "pause" and rank == PAUSE_RANK and i % PAUSE_EVERY == 2)
             prof.step()
     dist.barrier()
