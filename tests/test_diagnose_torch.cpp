@@ -40,6 +40,20 @@ torch_diagnosis diagnose_torch_job(const char* name) {
   return d;
 }
 
+// The job's one L2 finding, a straggler on `rank`, where no finding is L3's.
+const finding& the_straggler(const torch_diagnosis& d, int rank) {
+  std::vector<const finding*> l2;
+  for (const auto& fi : d.rep.findings) {
+    INFO(fi.level << " " << fi.kind << ": " << fi.summary);
+    CHECK(fi.level != "L3");
+    if (fi.level == "L2") l2.push_back(&fi);
+  }
+  REQUIRE(l2.size() == 1);
+  CHECK(l2.front()->kind == "straggler");
+  CHECK(l2.front()->ranks == std::vector<int>{rank});
+  return *l2.front();
+}
+
 // What the generator measured with Python's json module (expected.json, beside the traces).
 nlohmann::json torch_expected() {
   std::ifstream f(torch_job_dir("healthy") / ".." / "expected.json");
@@ -87,16 +101,7 @@ TEST_CASE("a real gloo job on the CPU: the model from host operators, the layout
 TEST_CASE("a real gloo job on the CPU: the rank slowed in forward is the compute straggler", "[diagnose][torch]") {
   const auto d = diagnose_torch_job("straggler");
   CHECK(d.job.layout_assumed);
-  std::vector<const finding*> l2;
-  for (const auto& fi : d.rep.findings) {
-    INFO(fi.summary);
-    CHECK(fi.level != "L3");
-    if (fi.level == "L2") l2.push_back(&fi);
-  }
-  REQUIRE(l2.size() == 1);
-  const auto& s = *l2.front();
-  CHECK(s.kind == "straggler");
-  CHECK(s.ranks == std::vector<int>{2});
+  const auto& s = the_straggler(d, 2);
   CHECK(s.phase == "forward");  // the annotated phase it is slow in
   // Slowed from iteration SLOW_FROM = 4 on, which is ProfilerStep#3 (the profiler's step #N is
   // iteration N + 1, as the pause job's steps 1, 5, 9 show): its forward there took 1.24x its
@@ -157,17 +162,8 @@ TEST_CASE("a real DDP job on the CPU: the rank that sleeps before each forward i
   const auto ex = torch_expected();
   const int rank = ex["slow_rank"].get<int>();
   const auto d = diagnose_torch_job("ddp_sleep");
-  std::vector<const finding*> l2;
-  for (const auto& fi : d.rep.findings) {
-    INFO(fi.level << " " << fi.kind << ": " << fi.summary);
-    CHECK(fi.kind != "host_stall");
-    CHECK(fi.level != "L3");
-    if (fi.level == "L2") l2.push_back(&fi);
-  }
-  REQUIRE(l2.size() == 1);
-  const auto& s = *l2.front();
-  CHECK(s.kind == "straggler");
-  CHECK(s.ranks == std::vector<int>{rank});
+  for (const auto& fi : d.rep.findings) CHECK(fi.kind != "host_stall");
+  const auto& s = the_straggler(d, rank);
   CHECK(s.phase == "idle");  // it sleeps outside every operator
   CHECK(s.first_step >= ex["slow_from_step"].get<std::int64_t>() - 1);
   CHECK(s.last_step == 11);
@@ -183,16 +179,7 @@ TEST_CASE("a real DDP job on the CPU: a compute straggler the scheduling noise h
   const int rank = ex["slow_rank"].get<int>();
   const auto d = diagnose_torch_job("ddp_gemm");
   CHECK(d.job.model.step_count() == 20);
-  std::vector<const finding*> l2;
-  for (const auto& fi : d.rep.findings) {
-    INFO(fi.level << " " << fi.kind << ": " << fi.summary);
-    CHECK(fi.level != "L3");
-    if (fi.level == "L2") l2.push_back(&fi);
-  }
-  REQUIRE(l2.size() == 1);
-  const auto& s = *l2.front();
-  CHECK(s.kind == "straggler");
-  CHECK(s.ranks == std::vector<int>{rank});
+  const auto& s = the_straggler(d, rank);
   CHECK(s.phase == "compute");  // outside DDP's annotations
   CHECK(s.first_step == ex["slow_from_step"].get<std::int64_t>() - 1);
   CHECK(s.last_step >= 15);
