@@ -858,15 +858,12 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
               detail::jeffreys_rate(static_cast<double>(k_shape - k_own), static_cast<double>(shape_n - n[i]));
           return std::max({rate, pooled, floor});
         };
-        const auto moderate_rate = [&](std::uint64_t k_own, std::uint64_t k_group, std::uint64_t k_shape) {
-          return rate_of(k_own, k_group, k_shape, moderate_floor);
-        };
         const auto strong = best_run(elevated, still_slow);
-        if (persistent(strong, o.min_steps)) {
-          cand = {ci,        i,         strong[0],
-                  strong[1], strong[2], detail::binomial_upper_tail(k[i], n[i], rate_of(k[i], K, shape_k, p_floor)),
-                  false};
-        }
+        const auto claim = [&](const std::array<std::size_t, 4>& run, double p, bool moderate) {
+          return candidate{ci, i, run[0], run[1], run[2], p, moderate};
+        };
+        if (persistent(strong, o.min_steps))
+          cand = claim(strong, detail::binomial_upper_tail(k[i], n[i], rate_of(k[i], K, shape_k, p_floor)), false);
         if (o.moderate_count) {
           // The same test one bar lower: a rank moderately slower in most steps, where the
           // machine's own noise is so wide (processes sharing cores) that few of its steps
@@ -874,13 +871,13 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
           // Moderate steps come in runs where the noise persists (a GPU's clock and thermal
           // state): the counts are deflated by the design effect of AR(1) noise, (1 - rho) /
           // (1 + rho), rho the group's lag-1 autocorrelation (as in the own-history test);
-          // without it healthy ranks under rho 0.6 made claims in 12 of 192 simulated jobs.
+          // without it healthy ranks under rho 0.6 made 12 claims in 192 simulated jobs.
           const auto moderate = best_run(still_slow, [&](std::size_t t) { return c.z[i][t] > 0; });
           // ... and the typical step of the run at least twice min_effect over its peers, not only
           // its moderate ones: the count is for a large excess hidden in wide noise. GPUs 2-3 %
           // slower than their peers throughout cross 3 % in runs by chance (6 claims in 192
-          // healthy simulated jobs at a typical step over min_effect, 1 at twice it); a
-          // few-percent change is the own-history test's.
+          // healthy simulated jobs without this, 1 with the typical step over min_effect, none
+          // at twice it); a few-percent change is the own-history test's.
           const auto typical = [&](std::size_t a, std::size_t b) {
             col.clear();
             for (std::size_t t = a; t <= b; ++t)
@@ -897,10 +894,10 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
             };
             const double p2 =
                 detail::binomial_upper_tail(deflate(km[i], false), std::max<std::uint64_t>(1, deflate(n[i], true)),
-                                            moderate_rate(km[i], KM, shape_km));
+                                            rate_of(km[i], KM, shape_km, moderate_floor));
             // The better test places the claim: a short run of steps over z_threshold late in a
             // long moderate one would put the onset at the late run.
-            if (p2 < cand.p) cand = {ci, i, moderate[0], moderate[1], moderate[2], p2, true};
+            if (p2 < cand.p) cand = claim(moderate, p2, true);
           }
           cand.p = std::min(1.0, 2 * cand.p);
         }
