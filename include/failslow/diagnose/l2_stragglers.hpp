@@ -344,6 +344,12 @@ inline double window_scan_factor(double n, bool to_end) {
 struct ratio_noise {
   double sd = 0;
   double lag1 = 0;  ///< median lag-1 autocorrelation (consecutive measured steps)
+  /// How many times more a mean of n steps varies than under iid noise of the same sd, for
+  /// AR(1) noise of coefficient lag1 (clamped to [0, 0.9]): (1 + rho) / (1 - rho).
+  double design_effect() const {
+    const double rho = std::clamp(lag1, 0.0, 0.9);
+    return (1 + rho) / (1 - rho);
+  }
 };
 template <class = void>
 inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const std::vector<int>& members) {
@@ -515,9 +521,8 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     // in 36 of 96 simulated jobs without it.
     const double own_sd = two.sd;
     const bool peers_noise = group.sd > own_sd;
-    const double rho = std::clamp(group.lag1, 0.0, 0.9);
     const double step_sd = std::max({own_sd, group.sd, o.resolution});
-    const double sd = step_sd * std::sqrt((1 + rho) / (1 - rho));
+    const double sd = step_sd * std::sqrt(group.design_effect());
     const double t = two.diff / (sd * two.se_factor);
     // The window is the best of many the scan tried: its p-value is paid for them (a healthy
     // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
@@ -788,7 +793,7 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
       shape.judged += n[i];
     }
   }
-  std::vector<double> lag1_of(comps.size(), nan);  // computed where a moderate claim needs it
+  std::vector<double> design_effect_of(comps.size(), nan);  // computed where a moderate claim needs it
   for (std::size_t ci = 0; ci < comps.size(); ++ci) {
     const auto& c = comps[ci];
     const std::size_t G = c.members.size();
@@ -885,9 +890,9 @@ inline l2_result find_stragglers(const job_model& m, const topology& topo, const
             return col.empty() ? nan : stats::median(col);
           };
           if (persistent(moderate, 2 * o.min_steps) && typical(moderate[0], moderate[1]) > 2 * o.min_effect) {
-            if (std::isnan(lag1_of[ci]))
-              lag1_of[ci] = std::clamp(detail::group_ratio_noise(m, c.phase, c.members).lag1, 0.0, 0.9);
-            const double keep = (1 - lag1_of[ci]) / (1 + lag1_of[ci]);
+            if (std::isnan(design_effect_of[ci]))
+              design_effect_of[ci] = detail::group_ratio_noise(m, c.phase, c.members).design_effect();
+            const double keep = 1 / design_effect_of[ci];
             const auto deflate = [keep](std::uint64_t x, bool up) {
               const double v = static_cast<double>(x) * keep;
               return static_cast<std::uint64_t>(up ? std::ceil(v) : std::floor(v));
