@@ -76,7 +76,8 @@
 //   lag-1 autocorrelation of the group's -- without peers, the job's -- ratio series: noise that
 //   persists over steps), times what the scan over windows is worth (window_scan_factor:
 //   3 sqrt(n) for a window to the series' end, n^2 / 4 otherwise, measured by simulation; when
-//   L1's window ends early the best window to the end over every first step is tested too, the
+//   L1's window ends early or L1 finds none (a shift early in the series becomes its baseline)
+//   the best window to the end over every first step is tested too, the
 //   better of the two taken at twice its p), in the same BH as the group tests; outside idle, p is 1 unless the
 //   rank's own ln time rose too (a one-sided t of the window against its other steps at own_history_raw_alpha: q also
 //   rises when the others' median falls, as when a sleeping rank leaves the others a shared CPU core); withheld when
@@ -482,11 +483,13 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     if ((w.pattern == window_pattern::shift || w.pattern == window_pattern::drift) && w.steps.size() >= o.min_steps &&
         (!best || w.steps.size() > best->steps.size()))
       best = &w;
-  if (!best || a.baseline_steps == 0) return st;
-  st.first = best->first;
-  st.last = best->last;
-  st.elevated_steps = best->steps.size();
-  st.z = best->z;
+  if (a.baseline_steps == 0) return st;
+  if (best) {
+    st.first = best->first;
+    st.last = best->last;
+    st.elevated_steps = best->steps.size();
+    st.z = best->z;
+  }
   // The claim's p-value: a two-sample Student t-test of the window's steps against every other
   // measured step (log space, pooled variance, n_in + n_out - 2 degrees of freedom; the sd at
   // least the timer's resolution), exact for iid normal noise at a fixed window. L1's z is not
@@ -535,16 +538,21 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     wt.valid = true;
     return wt;
   };
-  auto best_test = test_window(best->first, best->last);
-  if (!best_test.valid) return st;
+  window_test best_test;
+  if (best) {
+    best_test = test_window(best->first, best->last);
+    if (!best_test.valid) return st;
+  }
   // A shift that lasts to the end can be cut short by L1's segmentation (one step of the new
   // level that dips pools a segment into the baseline, and the steps after it fall out of the
-  // window and into the "before" it is tested against): when L1's window ends early, the best
-  // window to the end over every first step (min_steps measured steps before it and in it) is
-  // tested too, at the scan factor measured for exactly that family (3 sqrt(n)), and the better
-  // of the two is taken at twice its p-value. A window of L1's that reaches the end stands as it
-  // is (its first step is where the segmentation put the change).
-  if (best->last < last_measured) {
+  // window and into the "before" it is tested against), or missed by it altogether (a shift in
+  // the first third of the series makes the new level L1's baseline, and the steps before it
+  // a dip): when L1's window ends early or there is none, the best window to the end over every
+  // first step (min_steps measured steps before it and in it) is tested too, at the scan factor
+  // measured for exactly that family (3 sqrt(n)), and the better of the two is taken at twice
+  // its p-value. A window of L1's that reaches the end stands as it is (its first step is where
+  // the segmentation put the change).
+  if (!best || best->last < last_measured) {
     std::vector<std::size_t> measured;
     for (std::size_t s = 0; s <= last_measured; ++s)
       if (std::isfinite(q[s]) && q[s] > 0) measured.push_back(s);
@@ -558,7 +566,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
       }
     }
     if (end_test.valid) {
-      if (end_test.p < best_test.p) {
+      if (!best_test.valid || end_test.p < best_test.p) {
         st.first = end_first;
         st.last = last_measured;
         st.elevated_steps = end_test.elevated;
@@ -568,6 +576,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
       best_test.p = std::min(1.0, 2 * best_test.p);
     }
   }
+  if (!best_test.valid) return st;
   st.p_value = best_test.p;
   std::vector<double> in, out_x, comm_in, comm_out;
   for (std::size_t s = 0; s < S; ++s) {
