@@ -4,7 +4,8 @@
 // slower in its forward from step 4 on -- is the compute straggler, rank 1 of the pause job --
 // sleeping 80 ms every 4 steps -- is one periodic host stall, rank 2 of a DistributedDataParallel
 // job -- sleeping before each forward -- is a host-bound straggler and no other rank anything,
-// and the healthy jobs (plain and DDP) name no rank.
+// and the healthy jobs (plain and DDP) name no rank; the straggler job profiled without
+// prof.step() gets its steps from the optimizer's annotations and the same straggler.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <failslow/diagnose/diagnose.hpp>
@@ -117,6 +118,26 @@ TEST_CASE("a real gloo job on the CPU: the rank slowed in forward is the compute
   const auto* waiting = s.evidence.find("waiting_ranks");
   REQUIRE(waiting != nullptr);
   CHECK(waiting->number == 3);  // its peers wait for it in all_reduce
+}
+
+TEST_CASE("a real gloo job profiled without prof.step(): steps from the optimizer, the straggler found",
+          "[diagnose][torch]") {
+  // The straggler job profiled with neither a schedule nor prof.step(): no ProfilerStep#N; the
+  // iterations end with the optimizer's own "Optimizer.step#SGD.step", iteration i is step i,
+  // and rank 2 runs its extra GEMMs from iteration 4 on (forward 1.5-2x its peers' from step 7;
+  // at steps 4-6, 1.0-1.2x: 4 processes on 2 cores).
+  const auto d = diagnose_torch_job("no_schedule");
+  REQUIRE(d.job.model.step_count() == 12);
+  CHECK(d.job.model.steps.front() == 0);
+  CHECK(d.job.model.steps.back() == 11);
+  const auto& s = the_straggler(d, 2);
+  CHECK(s.phase == "forward");
+  CHECK(s.first_step >= 4);
+  CHECK(s.first_step <= 8);
+  CHECK(s.last_step == 11);
+  bool told = false;
+  for (const auto& n : d.rep.notes) told = told || n.find("Optimizer.step#SGD.step") != std::string::npos;
+  CHECK(told);  // the report says how the steps were found
 }
 
 TEST_CASE("a real gloo job on the CPU: a rank that sleeps every 4 steps is one periodic host stall",

@@ -234,7 +234,7 @@ TEST_CASE("a real torch.distributed job (gloo, 4 ranks): ranks, steps, time per 
   std::ifstream f(torch_gloo_dir / "expected.json");
   REQUIRE(f);  // committed with the traces
   const auto expected = nlohmann::json::parse(f);
-  for (const char* job : {"healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy", "ddp_gemm"}) {
+  for (const char* job : {"healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy", "ddp_gemm", "no_schedule"}) {
     INFO(job);
     const auto set = trace::load_trace_set({(torch_gloo_dir / job).string()});
     REQUIRE(set.traces.size() == 4);
@@ -255,6 +255,8 @@ TEST_CASE("a real torch.distributed job (gloo, 4 ranks): ranks, steps, time per 
       CHECK(annotations == ex["kinds"]["annotation"].get<std::uint64_t>());
       CHECK(ops == ex["kinds"]["cpu_op"].get<std::uint64_t>());
       const auto steps = trace::map_steps(t.data, set.names);
+      // Profiled without prof.step(): the iterations between the optimizer's own annotations.
+      CHECK(steps.inferred_from == (std::string(job) == "no_schedule" ? "Optimizer.step#SGD.step" : ""));
       const auto b = trace::breakdown_steps(t.data, steps, set.names);
       CHECK(b.from_host);
       const auto& rows = ex["steps"];

@@ -122,6 +122,62 @@ TEST_CASE("steps on the GPU follow correlation ids, even when the GPU runs a ste
   CHECK_FALSE(trace::profiler_step_number("Optimizer.step").has_value());
 }
 
+TEST_CASE("a trace profiled without prof.step() is cut into iterations at its optimizer steps") {
+  // The same training, its ProfilerStep#N annotations replaced by what PyTorch's optimizers
+  // annotate themselves: "Optimizer.step#<class>.step" near the end of each iteration (then
+  // zero_grad), and a second optimizer stepped every other iteration (a GAN's discriminator).
+  for (std::int64_t lag : {std::int64_t{0}, std::int64_t{150000}}) {
+    INFO("lag " << lag);
+    name_table names;
+    auto ev = training(5, 100000, lag, 4);
+    std::int64_t t_first = -1;
+    for (auto& e : ev)
+      if (e.name.rfind("ProfilerStep#", 0) == 0) {
+        if (t_first < 0) t_first = e.ts_ns;
+        e.name = "forward";  // a user scope, no step
+      }
+    for (int s = 0; s < 5; ++s) {
+      const std::int64_t end = 1000000 + s * 100000 + 97000;
+      ev.push_back({"user_annotation", "Optimizer.step#AdamW.step", end - 3000, 3000, 1, 1, -1, ""});
+      ev.push_back({"user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", end + 100, 500, 1, 1, -1, ""});
+      if (s % 2 == 1) ev.push_back({"user_annotation", "Optimizer.step#SGD.step", end - 6000, 2000, 1, 1, -1, ""});
+    }
+    // Host work after the last optimizer step: outside every step.
+    ev.push_back({"cuda_runtime", "cudaLaunchKernel", 1000000 + 4 * 100000 + 98000, 50, 1, 1, 777777, ""});
+    const auto t = io::read_kineto_buffer(failslow_test::kineto_json(0, 1, ev), names);
+    const auto m = trace::map_steps(t, names);
+    CHECK(m.inferred_from == "Optimizer.step#AdamW.step");
+    REQUIRE(m.steps.size() == 5);
+    CHECK(m.steps[0].cpu_start_ns == t_first);
+    for (std::size_t s = 0; s < 5; ++s) {
+      CHECK(m.steps[s].number == static_cast<std::int64_t>(s));
+      CHECK(m.steps[s].cpu_end_ns == 1000000 + static_cast<std::int64_t>(s) * 100000 + 97000);
+      if (s > 0) CHECK(m.steps[s].cpu_start_ns == m.steps[s - 1].cpu_end_ns);
+      CHECK(m.steps[s].launches == 4);
+      CHECK(m.steps[s].device_events == 4);
+    }
+    CHECK(m.launches_outside_steps == 1);
+    CHECK(m.overlapping_steps == 0);
+  }
+  CHECK(trace::is_optimizer_step("Optimizer.step#SGD.step"));
+  CHECK(trace::is_optimizer_step("Optimizer.step#FusedAdam.step"));
+  CHECK_FALSE(trace::is_optimizer_step("Optimizer.zero_grad#SGD.zero_grad"));
+  CHECK_FALSE(trace::is_optimizer_step("Optimizer.step#.step"));
+  CHECK_FALSE(trace::is_optimizer_step("Optimizer.step#SGD"));
+  // ProfilerStep#N wins where both exist; nothing is inferred from a trace with neither.
+  name_table names;
+  auto with_both = training(3, 100000, 0, 2);
+  with_both.push_back({"user_annotation", "Optimizer.step#SGD.step", 1090000, 1000, 1, 1, -1, ""});
+  const auto a = trace::map_steps(io::read_kineto_buffer(failslow_test::kineto_json(0, 1, with_both), names), names);
+  CHECK(a.steps.size() == 3);
+  CHECK(a.inferred_from.empty());
+  std::vector<synthetic_event> neither = {{"cuda_runtime", "cudaLaunchKernel", 100, 50, 1, 1, 1, ""},
+                                          {"kernel", "gemm", 200, 300, 0, 7, 1, ""}};
+  const auto b = trace::map_steps(io::read_kineto_buffer(failslow_test::kineto_json(0, 1, neither), names), names);
+  CHECK(b.steps.empty());
+  CHECK(b.inferred_from.empty());
+}
+
 TEST_CASE("sparse correlation ids give the same steps and idle breakdown as dense ones") {
   name_table names;
   auto dense = training(4, 100000, 40000, 5);

@@ -194,6 +194,7 @@ struct rank_figures {
   std::string source;
   std::size_t steps = 0;
   std::int64_t first_step = 0, last_step = 0;
+  std::string steps_inferred_from;  // the optimizer-step marker, for a trace without ProfilerStep#N
   double step_median_ns = std::numeric_limits<double>::quiet_NaN();         // median period of its steps
   double compute_ns = 0, communication_ns = 0, memory_ns = 0, idle_ns = 0;  // per step, medians
   bool from_host = false;
@@ -433,6 +434,7 @@ void run(const inspect_options& o) {
     nlohmann::json sj;
     sj["count"] = steps.steps.size();
     fig.steps = steps.steps.size();
+    if (!steps.inferred_from.empty()) sj["inferred_from"] = fig.steps_inferred_from = steps.inferred_from;
     if (!steps.steps.empty()) {
       sj["first"] = fig.first_step = steps.steps.front().number;
       sj["last"] = fig.last_step = steps.steps.back().number;
@@ -543,6 +545,7 @@ void run(const inspect_options& o) {
   {
     std::vector<double> step_medians, compute, comm, memory, idle;
     std::int64_t first = 0, last = 0;
+    std::string inferred_from;
     std::size_t with_steps = 0, min_steps = 0, max_steps = 0, unknown = 0, aligned = 0;
     std::int64_t busy = 0, dev_idle = 0, stream_idle = 0;
     bool host = false;
@@ -558,6 +561,7 @@ void run(const inspect_options& o) {
         last = with_steps ? std::max(last, f.last_step) : f.last_step;
         min_steps = with_steps ? std::min(min_steps, f.steps) : f.steps;
         max_steps = with_steps ? std::max(max_steps, f.steps) : f.steps;
+        if (!f.steps_inferred_from.empty()) inferred_from = f.steps_inferred_from;
         ++with_steps;
       }
       if (std::isfinite(f.step_median_ns)) {
@@ -574,6 +578,7 @@ void run(const inspect_options& o) {
     job["ranks_with_steps"] = with_steps;
     if (with_steps)
       job["steps"] = {{"first", first}, {"last", last}, {"per_rank_min", min_steps}, {"per_rank_max", max_steps}};
+    if (with_steps && !inferred_from.empty()) job["steps"]["inferred_from"] = inferred_from;
     job["clock_aligned_ranks"] = aligned;
     if (!step_medians.empty()) {
       job["step_time_ns"] = {{"median", stats::median(step_medians)},
@@ -638,8 +643,11 @@ void run(const inspect_options& o) {
     std::cout << "steps: #" << st["first"].dump() << " .. #" << st["last"].dump() << ", " << st["per_rank_min"].dump();
     if (st["per_rank_max"] != st["per_rank_min"]) std::cout << " to " << st["per_rank_max"].dump();
     std::cout << " per rank (" << job["ranks_with_steps"].dump() << " of " << figs.size() << " ranks have steps)\n";
+    if (st.contains("inferred_from"))
+      std::cout << "  no ProfilerStep#N annotations: steps are the iterations between optimizer steps ("
+                << st["inferred_from"].get<std::string>() << "), numbered from 0\n";
   } else {
-    std::cout << "steps: none found (no ProfilerStep#N annotation or step column)\n";
+    std::cout << "steps: none found (no ProfilerStep#N annotation, optimizer step or step column)\n";
   }
   std::cout << "clock alignment: " << job["clock_aligned_ranks"].dump() << " of " << figs.size()
             << " ranks aligned from " << align.instances << " collectives (" << align.keys_used << " groups used, "

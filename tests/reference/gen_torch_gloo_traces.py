@@ -37,6 +37,10 @@ pid "CPU functions", steps as ProfilerStep#N ops). One file per rank, gzipped:
         step SLOW_FROM on, rank SLOW_RANK runs DDP_EXTRA_MATMULS extra GEMMs after its forward
         (outside DDP's annotations; about 1.4x its peers' compute per step): a compute straggler
         whose steps the scheduling noise keeps under 3.5 robust spreads in all but a few
+    tests/data/torch_gloo/no_schedule/rank-R.pt.trace.json.gz   the straggler job profiled as many
+        users do, with neither a schedule nor prof.step() (`with profile(...): for ...: step()`):
+        no ProfilerStep#N at all; its iterations are told by the optimizer's own annotation
+        (Optimizer.step#SGD.step), iteration i is step i, rank SLOW_RANK slow from step SLOW_FROM
         the written files with Python's json module (independently of the C++ code)
 
 How the committed files were made (the torch version is also stored in expected.json):
@@ -83,7 +87,7 @@ PAUSE_MS = 80  # about the step time of this job on a 2-core machine
 PAUSE_EVERY = 4  # iterations i with i % PAUSE_EVERY == 2: ProfilerStep#1, #5, #9
 DDP_SLEEP_MS = 20
 DDP_EXTRA_MATMULS = 8  # ddp_gemm: extra (32 x 256) @ (256 x 512) products after rank 2's forward
-JOBS = ("healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy", "ddp_gemm")
+JOBS = ("healthy", "straggler", "pause", "ddp_sleep", "ddp_healthy", "ddp_gemm", "no_schedule")
 JOB_STEPS = {"ddp_gemm": 20}  # profiled steps where not STEPS
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, "..", "data", "torch_gloo"))
@@ -165,12 +169,18 @@ def worker(rank, job, port, outdir, hooks=None):
     # ProfilerStep#N is recorded only with a schedule; torch 1.13 keeps the warmup step (#0) and
     # drops the last active one (its range closes after the profiler stopped): STEPS + 1
     # iterations give ProfilerStep#0 .. #STEPS-1.
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
-                 on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
-        for i in range(steps + 1):
-            step(i, job in ("straggler", "ddp_sleep", "ddp_gemm") and rank == SLOW_RANK and i >= slow_from,
-                 job == "pause" and rank == PAUSE_RANK and i % PAUSE_EVERY == 2)
-            prof.step()
+    if job == "no_schedule":  # no schedule, no prof.step(): every iteration profiled, no ProfilerStep#N
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for i in range(steps):
+                step(i, rank == SLOW_RANK and i >= slow_from)
+    else:
+        with profile(activities=[ProfilerActivity.CPU],
+                     schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
+                     on_trace_ready=hook.trace_handler(rank, outdir) if hook else None) as prof:
+            for i in range(steps + 1):
+                step(i, job in ("straggler", "ddp_sleep", "ddp_gemm") and rank == SLOW_RANK and i >= slow_from,
+                     job == "pause" and rank == PAUSE_RANK and i % PAUSE_EVERY == 2)
+                prof.step()
     dist.barrier()
     if hook:
         hook.after_profile(rank, outdir)
@@ -202,6 +212,7 @@ def run_job(job, port):
 # ---- the reference numbers, from the files, with the json module ------------------------------
 
 STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+OPTIMIZER_STEP_RE = re.compile(r"^Optimizer\.step#.+\.step$")
 COLLECTIVE_PREFIXES = ("c10d::", "gloo:", "nccl:", "ucc:", "mpi:")
 COLLECTIVE_WORDS = ("allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter", "reducescatter",
                     "alltoall", "all_to_all", "nccl")
@@ -281,6 +292,20 @@ def reference(path):
             scopes.setdefault(name, []).append(iv)
             kinds["annotation"] += 1
     steps.sort(key=lambda s: s[1][0])
+    if not steps:
+        # No ProfilerStep#N (profiled without prof.step()): iterations end where the most frequent
+        # optimizer's "Optimizer.step#<class>.step" ends; the first starts at the first event.
+        marks = {}
+        for e in events:
+            if e.get("ph") == "X" and OPTIMIZER_STEP_RE.match(e["name"]):
+                marks.setdefault(e["name"], []).append((int(e["ts"]) + int(e["dur"])) * 1000)
+        if marks:
+            name = max(sorted(marks), key=lambda n: len(marks[n]))
+            start = min(int(e["ts"]) * 1000 for e in events if e.get("ph") == "X")
+            for end in sorted(set(marks[name])):
+                if end > start:
+                    steps.append((len(steps), [start, end]))
+                    start = end
     u_coll = union(colls)
     u_compute = subtract(union(ops), u_coll)
     u_all = union(ops + colls)

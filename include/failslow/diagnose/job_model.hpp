@@ -251,7 +251,9 @@ class job_model_builder {
     const auto b = trace::breakdown_steps(trace, steps, names, opt_.breakdown);
     if (steps.steps.empty())
       notes_.push_back(trace.source + " (rank " + std::to_string(rank) +
-                       "): no ProfilerStep#N annotations, so no steps to diagnose");
+                       "): no ProfilerStep#N annotations and no optimizer steps, so no steps to diagnose");
+    else if (!steps.inferred_from.empty())
+      ++inferred_[steps.inferred_from];
     else if (b.outside_steps > 0)
       notes_.push_back(trace.source + " (rank " + std::to_string(rank) + "): " + std::to_string(b.outside_steps) +
                        " of " + std::to_string(b.device_events) + " GPU activities were launched outside every step");
@@ -425,6 +427,10 @@ class job_model_builder {
                        " trace(s) have no GPU activity: their steps are measured on the host (compute and "
                        "communication are CPU operator time, collectives' waits included; idle is time no operator "
                        "ran)");
+    for (const auto& [marker, traces] : inferred_)
+      notes_.push_back(std::to_string(traces) + " trace(s) have no ProfilerStep#N annotations (profiled without "
+                       "prof.step()): their steps are the iterations between the ends of consecutive \"" + marker +
+                       "\" annotations, numbered from 0");
     if (skipped_events_ > 0)
       notes_.push_back(std::to_string(skipped_events_) +
                        " kernel events were skipped by the compressor (see the summaries)");
@@ -502,6 +508,7 @@ class job_model_builder {
   std::uint64_t skipped_events_ = 0;
   std::size_t host_traces_ = 0;  // traces without GPU activity, measured from host operators
   std::vector<int> host_ranks_;  // their ranks
+  std::map<std::string, std::size_t> inferred_;  // optimizer-step marker -> traces cut at it
   bool source_traces_ = false, source_windows_ = false;
 };
 

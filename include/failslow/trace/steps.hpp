@@ -15,17 +15,27 @@
 //   When the trace states steps per event (trace_data::event_steps, the CSV/TSV table), those
 //   are used instead, and a step's CPU range is the span of its host events (or of its GPU
 //   events when it has no host events).
+//   A trace profiled without a schedule (no prof.step(): no ProfilerStep#N at all) is cut into
+//   iterations at its optimizer steps, which PyTorch's optimizers annotate themselves
+//   ("Optimizer.step#SGD.step", any optimizer class; the most frequent such name when there
+//   are several): step k, numbered from 0, is the CPU range from the end of optimizer step
+//   k - 1 (for k = 0: the trace's first host event) to the end of optimizer step k, so that
+//   every iteration is whole whatever the order of zero_grad, forward, backward and step in
+//   the loop; inferred_from names the marker, and host work after the last optimizer step
+//   is outside every step.
 //   step_of_event[i] is the index into steps of event i's step, or -1.
 //   Counts: device events with no correlation or no matching launch (unattributed),
 //   launches outside every step (launches_outside_steps), overlapping ProfilerStep ranges
 //   (overlapping_steps: the later one starts inside the earlier; launches go to the later).
 // Complexity: O(n log s) for n events and s steps; O(n) extra memory.
-// Errors: none; a trace without ProfilerStep annotations gives no steps.
+// Errors: none; a trace with neither ProfilerStep nor optimizer-step annotations gives no steps.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +62,9 @@ struct step_map {
   std::uint64_t unattributed = 0;           ///< GPU activities without a launch in a step
   std::uint64_t launches_outside_steps = 0;
   std::uint64_t overlapping_steps = 0;
+  /// The annotation the steps were cut at when the trace has no ProfilerStep#N (an optimizer's
+  /// "Optimizer.step#...": see the synopsis); empty otherwise.
+  std::string inferred_from;
 };
 
 /// N when `name` is "ProfilerStep#N" (N a non-negative integer).
@@ -66,6 +79,57 @@ inline std::optional<std::int64_t> profiler_step_number(std::string_view name) n
   }
   return n;
 }
+
+/// Whether `name` is the annotation PyTorch's optimizers put around step():
+/// "Optimizer.step#<class>.step".
+inline bool is_optimizer_step(std::string_view name) noexcept {
+  constexpr std::string_view prefix = "Optimizer.step#", suffix = ".step";
+  return name.size() > prefix.size() + suffix.size() && name.substr(0, prefix.size()) == prefix &&
+         name.substr(name.size() - suffix.size()) == suffix;
+}
+
+namespace detail {
+// Iterations of a trace without ProfilerStep#N, cut at the ends of its optimizer steps (the
+// synopsis of map_steps); empty when it has none.
+template <class = void>
+std::vector<gpu_step> iterations_from_optimizer_steps(const std::vector<event>& ev, const name_table& names,
+                                                      std::string& marker) {
+  std::unordered_map<name_id, bool> is_marker;
+  std::unordered_map<name_id, std::size_t> count;
+  std::int64_t first_host = std::numeric_limits<std::int64_t>::max();
+  for (const auto& e : ev) {
+    if (e.device >= 0 || is_device_activity(e.kind)) continue;
+    first_host = std::min(first_host, e.start_ns);
+    if (e.kind != event_kind::annotation && e.kind != event_kind::cpu_op) continue;
+    auto it = is_marker.find(e.name);
+    if (it == is_marker.end()) it = is_marker.emplace(e.name, is_optimizer_step(names.name(e.name))).first;
+    if (it->second) ++count[e.name];
+  }
+  if (count.empty()) return {};
+  // The most frequent optimizer (ties: the smaller id, for a result independent of hashing).
+  name_id best = count.begin()->first;
+  for (const auto& [id, n] : count)
+    if (n > count[best] || (n == count[best] && id < best)) best = id;
+  std::vector<std::int64_t> ends;
+  for (const auto& e : ev)
+    if (e.name == best && e.device < 0 && !is_device_activity(e.kind)) ends.push_back(e.end_ns);
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  std::vector<gpu_step> steps;
+  std::int64_t start = first_host;
+  for (std::int64_t end : ends) {
+    if (end <= start) continue;  // a nested or repeated marker ending at the same time
+    gpu_step s;
+    s.number = static_cast<std::int64_t>(steps.size());
+    s.cpu_start_ns = start;
+    s.cpu_end_ns = end;
+    steps.push_back(s);
+    start = end;
+  }
+  marker = std::string(names.name(best));
+  return steps;
+}
+}  // namespace detail
 
 template <class = void>
 inline step_map map_steps(const io::trace_data& trace, const name_table& names) {
@@ -130,6 +194,7 @@ inline step_map map_steps(const io::trace_data& trace, const name_table& names) 
     s.cpu_end_ns = e.end_ns;
     out.steps.push_back(s);
   }
+  if (out.steps.empty()) out.steps = detail::iterations_from_optimizer_steps(ev, names, out.inferred_from);
   std::sort(out.steps.begin(), out.steps.end(),
             [](const gpu_step& a, const gpu_step& b) { return a.cpu_start_ns < b.cpu_start_ns; });
   for (std::size_t k = 1; k < out.steps.size(); ++k)
