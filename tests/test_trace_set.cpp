@@ -178,6 +178,38 @@ TEST_CASE("a trace profiled without prof.step() is cut into iterations at its op
   CHECK(b.inferred_from.empty());
 }
 
+TEST_CASE("steps grouped n at a time: one window of n steps for the compressor") {
+  name_table names;
+  const auto t = io::read_kineto_buffer(failslow_test::kineto_json(0, 1, training(5, 100000, 40000, 3)), names);
+  const auto m = trace::map_steps(t, names);
+  REQUIRE(m.steps.size() == 5);
+  CHECK_THROWS_AS(trace::group_steps(m, 0), invalid_argument);
+  CHECK(trace::group_steps(m, 1).step_of_event == m.step_of_event);
+  for (std::size_t n : {std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{9}}) {
+    INFO("n " << n);
+    const auto g = trace::group_steps(m, n);
+    REQUIRE(g.steps.size() == (5 + n - 1) / n);
+    std::uint64_t launches = 0, events = 0;
+    for (std::size_t k = 0; k < g.steps.size(); ++k) {
+      const std::size_t first = k * n, last = std::min<std::size_t>(5, first + n) - 1;
+      CHECK(g.steps[k].number == m.steps[first].number);
+      CHECK(g.steps[k].cpu_start_ns == m.steps[first].cpu_start_ns);
+      CHECK(g.steps[k].cpu_end_ns == m.steps[last].cpu_end_ns);
+      CHECK(g.steps[k].gpu_start_ns == m.steps[first].gpu_start_ns);
+      CHECK(g.steps[k].gpu_end_ns == m.steps[last].gpu_end_ns);
+      CHECK(g.steps[k].launches == 3 * (last - first + 1));
+      CHECK(g.steps[k].gpu_busy_ns == static_cast<std::int64_t>(3 * 300 * (last - first + 1)));
+      launches += g.steps[k].launches;
+      events += g.steps[k].device_events;
+    }
+    CHECK(launches == 15);
+    CHECK(events == 15);
+    for (std::size_t i = 0; i < m.step_of_event.size(); ++i)
+      CHECK(g.step_of_event[i] == (m.step_of_event[i] < 0 ? -1 : static_cast<std::int32_t>(m.step_of_event[i] / static_cast<std::int32_t>(n))));
+    CHECK(g.unattributed == m.unattributed);
+  }
+}
+
 TEST_CASE("sparse correlation ids give the same steps and idle breakdown as dense ones") {
   name_table names;
   auto dense = training(4, 100000, 40000, 5);

@@ -128,6 +128,28 @@ TEST_CASE("trace windows: one window per ProfilerStep, GPU work by launching ste
   failslow::compress::add_trace_fidelity(part, b.t, window_of, {listed.front()});  // other windows ignored
   CHECK(part.pairs() == windows.front().kernels.size());
   CHECK_THROWS_AS(failslow::compress::add_trace_fidelity(part, b.t, {}, listed), failslow::invalid_argument);
+
+  // Windows of two steps (trace::group_steps): each holds its steps' kernels, numbered by its
+  // first step, and a key's count is the sum of its steps'.
+  std::vector<failslow::compress::window_summary> pairs;
+  const auto two = failslow::compress::summarize_trace(b.t, failslow::trace::group_steps(steps, 2), 7, {},
+                                                       [&](failslow::compress::window_summary&& w) {
+                                                         pairs.push_back(std::move(w));
+                                                       });
+  CHECK(two.accounted());
+  CHECK(two.compressed == counts.compressed);
+  REQUIRE(pairs.size() == 2);
+  for (std::size_t w = 0; w < 2; ++w) {
+    CHECK(pairs[w].window_id == 40 + 2 * w);
+    CHECK(pairs[w].event_count() == 60);
+    CHECK(pairs[w].end_ns == steps.steps[2 * w + 1].gpu_end_ns);
+    for (const auto& k : pairs[w].kernels) {
+      const std::string name(names.name(k.key));
+      const auto n = expected.at({static_cast<std::int64_t>(40 + 2 * w), name}).size() +
+                     expected.at({static_cast<std::int64_t>(41 + 2 * w), name}).size();
+      CHECK(k.count == n);
+    }
+  }
 }
 
 TEST_CASE("trace windows: without steps, time-bounded windows in start order", "[trace_windows]") {

@@ -1,6 +1,6 @@
 // failslow compress TRACE...|DIR -o FILE.fsum [--key-frame K] [--precision BITS] [--zstd LEVEL] [--cap N]
-//   [--window-ms X] [--no-steps] [--fidelity | --no-fidelity] [--fidelity-pairs N] [--json]:
-// the GPU activities of each rank's trace become one window summary per ProfilerStep
+//   [--window-ms X] [--no-steps] [--steps-per-window N] [--fidelity | --no-fidelity] [--fidelity-pairs N] [--json]:
+// the GPU activities of each rank's trace become one window summary per ProfilerStep (or per N steps)
 // (compress/trace_windows.hpp), encoded as .fsum (compress/codec.hpp). Prints what went in and
 // out, the compression ratio against the input files, against the same events as minimal Kineto
 // JSON and as 32-byte binary records, and the fidelity: W1(decoded summary, exact durations) /
@@ -50,6 +50,7 @@ struct compress_options {
   std::size_t cap = 4096;
   double window_ms = 0;
   bool no_steps = false;
+  std::size_t steps_per_window = 1;
   bool json = false;
   unsigned threads = 0;
   bool fidelity_all = false;
@@ -110,7 +111,7 @@ void summarize_share(const compress_options& o, compressed_share& share) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(rt.data.source, ec);
     if (!ec) share.input_bytes += size;
-    const auto steps = trace::map_steps(rt.data, set.names);
+    const auto steps = trace::group_steps(trace::map_steps(rt.data, set.names), o.steps_per_window);
     auto& rw = share.per_trace[t];
     rw.keys = compress::launch_shape_keys(rt.data, set.names);
     wo.keys = &rw.keys;
@@ -323,6 +324,7 @@ void print_result(const compress_options& o, fidelity_mode mode, std::size_t tra
 void check_options(const compress_options& o) {
   if (o.out.empty()) throw invalid_argument("compress: -o FILE.fsum is required");
   if (!(o.window_ms >= 0)) throw invalid_argument("compress: --window-ms must be >= 0");
+  if (o.steps_per_window == 0) throw invalid_argument("compress: --steps-per-window must be at least 1");
   if (o.fidelity_pairs == 0) throw invalid_argument("compress: --fidelity-pairs must be >= 1");
 }
 
@@ -567,6 +569,9 @@ void add_compress_command(CLI::App& app) {
   cmd->add_option("--cap", opts->cap, "durations kept per key and window before reservoir sampling (default 4096)");
   cmd->add_option("--window-ms", opts->window_ms, "time-bounded windows when the traces have no steps (0: one window)");
   cmd->add_flag("--no-steps", opts->no_steps, "ignore ProfilerStep annotations; use --window-ms windows");
+  cmd->add_option("--steps-per-window", opts->steps_per_window,
+                  "one window per N consecutive steps (default 1): denser summaries, one value per N steps for the "
+                  "diagnosis");
   cmd->add_flag("--json", opts->json, "JSON output (schema failslow.compress/1)");
   cmd->add_option("--threads", opts->threads, "files read in parallel (default: all cores)");
   auto* all = cmd->add_flag("--fidelity", opts->fidelity_all,

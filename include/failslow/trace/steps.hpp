@@ -24,10 +24,15 @@
 //   the loop; inferred_from names the marker, and host work after the last optimizer step
 //   is outside every step.
 //   step_of_event[i] is the index into steps of event i's step, or -1.
+//   group_steps(map, n): the steps taken n at a time in CPU order (the last group holds what is
+//   left), one step per group numbered by its first step, its CPU and GPU ranges the group's
+//   spans, its counts the sums, step_of_event pointing to the group: a window of n steps for
+//   the compressor (denser summaries; the diagnosis then sees one value per n steps).
 //   Counts: device events with no correlation or no matching launch (unattributed),
 //   launches outside every step (launches_outside_steps), overlapping ProfilerStep ranges
 //   (overlapping_steps: the later one starts inside the earlier; launches go to the later).
-// Complexity: O(n log s) for n events and s steps; O(n) extra memory.
+// Complexity: O(n log s) for n events and s steps; O(n) extra memory. group_steps: O(n + s).
+// Errors (group_steps): invalid_argument for n = 0.
 // Errors: none; a trace with neither ProfilerStep nor optimizer-step annotations gives no steps.
 #pragma once
 
@@ -40,6 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/trace_data.hpp"
@@ -234,6 +240,35 @@ inline step_map map_steps(const io::trace_data& trace, const name_table& names) 
     add_gpu(out.steps[*step], e);
   }
   return out;
+}
+
+/// The steps of `m` taken n at a time (see the synopsis); n = 1 gives `m` as it is.
+template <class = void>
+inline step_map group_steps(step_map m, std::size_t n) {
+  if (n == 0) throw invalid_argument("group_steps: n must be at least 1");
+  if (n == 1 || m.steps.empty()) return m;
+  std::vector<gpu_step> groups((m.steps.size() + n - 1) / n);
+  for (std::size_t k = 0; k < m.steps.size(); ++k) {
+    const auto& s = m.steps[k];
+    auto& g = groups[k / n];
+    if (k % n == 0) {
+      g = s;
+      continue;
+    }
+    g.cpu_start_ns = std::min(g.cpu_start_ns, s.cpu_start_ns);
+    g.cpu_end_ns = std::max(g.cpu_end_ns, s.cpu_end_ns);
+    if (s.gpu_start_ns >= 0) {
+      g.gpu_start_ns = g.gpu_start_ns < 0 ? s.gpu_start_ns : std::min(g.gpu_start_ns, s.gpu_start_ns);
+      g.gpu_end_ns = std::max(g.gpu_end_ns, s.gpu_end_ns);
+    }
+    g.device_events += s.device_events;
+    g.launches += s.launches;
+    g.gpu_busy_ns += s.gpu_busy_ns;
+  }
+  for (auto& k : m.step_of_event)
+    if (k >= 0) k = static_cast<std::int32_t>(static_cast<std::size_t>(k) / n);
+  m.steps = std::move(groups);
+  return m;
 }
 
 }  // namespace failslow::trace
