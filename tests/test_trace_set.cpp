@@ -205,7 +205,9 @@ TEST_CASE("steps grouped n at a time: one window of n steps for the compressor")
     CHECK(launches == 15);
     CHECK(events == 15);
     for (std::size_t i = 0; i < m.step_of_event.size(); ++i)
-      CHECK(g.step_of_event[i] == (m.step_of_event[i] < 0 ? -1 : static_cast<std::int32_t>(m.step_of_event[i] / static_cast<std::int32_t>(n))));
+      CHECK(
+          g.step_of_event[i] ==
+          (m.step_of_event[i] < 0 ? -1 : static_cast<std::int32_t>(m.step_of_event[i] / static_cast<std::int32_t>(n))));
     CHECK(g.unattributed == m.unattributed);
   }
 }

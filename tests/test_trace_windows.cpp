@@ -132,10 +132,9 @@ TEST_CASE("trace windows: one window per ProfilerStep, GPU work by launching ste
   // Windows of two steps (trace::group_steps): each holds its steps' kernels, numbered by its
   // first step, and a key's count is the sum of its steps'.
   std::vector<failslow::compress::window_summary> pairs;
-  const auto two = failslow::compress::summarize_trace(b.t, failslow::trace::group_steps(steps, 2), 7, {},
-                                                       [&](failslow::compress::window_summary&& w) {
-                                                         pairs.push_back(std::move(w));
-                                                       });
+  const auto two = failslow::compress::summarize_trace(
+      b.t, failslow::trace::group_steps(steps, 2), 7, {},
+      [&](failslow::compress::window_summary&& w) { pairs.push_back(std::move(w)); });
   CHECK(two.accounted());
   CHECK(two.compressed == counts.compressed);
   REQUIRE(pairs.size() == 2);

@@ -428,9 +428,10 @@ class job_model_builder {
                        "communication are CPU operator time, collectives' waits included; idle is time no operator "
                        "ran)");
     for (const auto& [marker, traces] : inferred_)
-      notes_.push_back(std::to_string(traces) + " trace(s) have no ProfilerStep#N annotations (profiled without "
-                       "prof.step()): their steps are the iterations between the ends of consecutive \"" + marker +
-                       "\" annotations, numbered from 0");
+      notes_.push_back(std::to_string(traces) +
+                       " trace(s) have no ProfilerStep#N annotations (profiled without "
+                       "prof.step()): their steps are the iterations between the ends of consecutive \"" +
+                       marker + "\" annotations, numbered from 0");
     if (skipped_events_ > 0)
       notes_.push_back(std::to_string(skipped_events_) +
                        " kernel events were skipped by the compressor (see the summaries)");
@@ -506,8 +507,8 @@ class job_model_builder {
   std::map<std::string, name_id, std::less<>> model_key_;
   std::vector<std::string> notes_;
   std::uint64_t skipped_events_ = 0;
-  std::size_t host_traces_ = 0;  // traces without GPU activity, measured from host operators
-  std::vector<int> host_ranks_;  // their ranks
+  std::size_t host_traces_ = 0;                  // traces without GPU activity, measured from host operators
+  std::vector<int> host_ranks_;                  // their ranks
   std::map<std::string, std::size_t> inferred_;  // optimizer-step marker -> traces cut at it
   bool source_traces_ = false, source_windows_ = false;
 };
