@@ -944,8 +944,30 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
         rep.findings.push_back(detail::l3_kernel_finding(m, topo, d));
         named[static_cast<std::size_t>(d.rank)] = true;
       }
-    for (const auto& d : l3.outliers)
-      if (!named[static_cast<std::size_t>(d.rank)]) rep.findings.push_back(detail::l3_outlier_finding(m, topo, d));
+    std::vector<int> waiting;
+    for (const auto& d : l3.outliers) {
+      if (named[static_cast<std::size_t>(d.rank)]) continue;
+      // Idling more than its peers is what a slow host does to its GPU (launch gaps between
+      // kernels), and also what waiting for another rank looks like when the wait falls
+      // before a transfer instead of inside it (its communication falls by as much: a
+      // healthy pipeline rank was an outlier by 5.7 % of a step). Where launch paces are
+      // measured, a rank that departs most in idle share at its peers' launch pace waits.
+      if (m.host.launch_pace_measured && !d.deviation.empty()) {
+        std::size_t top = 0;
+        for (std::size_t f = 1; f < d.deviation.size(); ++f)
+          if (std::fabs(d.deviation[f]) > std::fabs(d.deviation[top])) top = f;
+        const auto pace = late_launch(m, d.rank, d.peers, d.first, d.last);
+        if (d.features[top] == "idle share" && pace.ratio < o.late_launch_ratio) {
+          waiting.push_back(d.rank);
+          continue;
+        }
+      }
+      rep.findings.push_back(detail::l3_outlier_finding(m, topo, d));
+    }
+    if (!waiting.empty())
+      rep.notes.push_back("L3 inter-worker: rank(s) " + detail::rank_list(waiting, 12) +
+                          " depart from their peers' joint profile by idling more while their hosts launch at the "
+                          "peers' pace: waiting for other ranks (L4 says for whom), not reported");
     rep.notes.insert(rep.notes.end(), l3.notes.begin(), l3.notes.end());
   }
   // L4: the rank the others wait for. On a finding that names it already, the wait it costs
