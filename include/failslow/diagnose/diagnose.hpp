@@ -957,7 +957,7 @@ inline report diagnose(const job_model& m, const topology& topo, const diagnose_
         for (std::size_t f = 1; f < d.deviation.size(); ++f)
           if (std::fabs(d.deviation[f]) > std::fabs(d.deviation[top])) top = f;
         const auto pace = late_launch(m, d.rank, d.peers, d.first, d.last);
-        if (d.features[top] == "idle share" && pace.ratio < o.late_launch_ratio) {
+        if (top < d.features.size() && d.features[top] == "idle share" && pace.ratio < o.late_launch_ratio) {
           waiting.push_back(d.rank);
           continue;
         }

@@ -254,7 +254,7 @@ class job_model_builder {
                        "): no ProfilerStep#N annotations and no optimizer steps, so no steps to diagnose");
     else if (!steps.inferred_from.empty())
       ++inferred_[steps.inferred_from];
-    else if (b.outside_steps > 0)
+    if (!steps.steps.empty() && b.outside_steps > 0)
       notes_.push_back(trace.source + " (rank " + std::to_string(rank) + "): " + std::to_string(b.outside_steps) +
                        " of " + std::to_string(b.device_events) + " GPU activities were launched outside every step");
     if (b.phases_dropped > 0)

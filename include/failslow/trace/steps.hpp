@@ -32,8 +32,8 @@
 //   launches outside every step (launches_outside_steps), overlapping ProfilerStep ranges
 //   (overlapping_steps: the later one starts inside the earlier; launches go to the later).
 // Complexity: O(n log s) for n events and s steps; O(n) extra memory. group_steps: O(n + s).
-// Errors (group_steps): invalid_argument for n = 0.
-// Errors: none; a trace with neither ProfilerStep nor optimizer-step annotations gives no steps.
+// Errors: map_steps none (a trace with neither ProfilerStep nor optimizer-step annotations gives
+//   no steps); group_steps invalid_argument for n = 0.
 #pragma once
 
 #include <algorithm>
@@ -114,8 +114,12 @@ std::vector<gpu_step> iterations_from_optimizer_steps(const std::vector<event>& 
   if (count.empty()) return {};
   // The most frequent optimizer (ties: the smaller id, for a result independent of hashing).
   name_id best = count.begin()->first;
+  std::size_t best_count = count.begin()->second;
   for (const auto& [id, n] : count)
-    if (n > count[best] || (n == count[best] && id < best)) best = id;
+    if (n > best_count || (n == best_count && id < best)) {
+      best = id;
+      best_count = n;
+    }
   std::vector<std::int64_t> ends;
   for (const auto& e : ev)
     if (e.name == best && e.device < 0 && !is_device_activity(e.kind)) ends.push_back(e.end_ns);
