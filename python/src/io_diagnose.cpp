@@ -409,7 +409,7 @@ py::dict summarize_rank(const std::string& path, std::int32_t rank) {
   tr::step_breakdown b;
   std::string bytes;
   std::int32_t found = -1;
-  std::string source;
+  std::string source, inferred_from;
   {
     py::gil_scoped_release release;
     const auto set = tr::load_trace_set({path}, o);
@@ -420,6 +420,7 @@ py::dict summarize_rank(const std::string& path, std::int32_t rank) {
     found = t.rank;
     source = t.data.source;
     const auto steps = tr::map_steps(t.data, set.names);
+    inferred_from = steps.inferred_from;
     b = tr::breakdown_steps(t.data, steps, set.names);
     cp::summary_encoder encoder([&](failslow::name_id id) { return std::string(set.names.name(id)); });
     bytes = encoder.header();
@@ -433,6 +434,7 @@ py::dict summarize_rank(const std::string& path, std::int32_t rank) {
   out["rank"] = found;
   out["source"] = source;
   out["breakdown"] = breakdown_dict(b);
+  out["steps_inferred_from"] = inferred_from;  // "" unless the trace has no ProfilerStep#N
   out["fsum"] = py::bytes(bytes);
   return out;
 }

@@ -373,6 +373,13 @@ def test_diagnose_from_fsum_bytes_and_rank_shares():
             if f["level"] == "L2"] == key
     text = failslow.diagnose(shares, format="text", topology={"dp": 4})
     assert "rank 2" in text
+    # Profiled without prof.step(): the steps are the iterations between optimizer steps.
+    nosched = os.path.join(TORCH_GLOO, "no_schedule")
+    for r in range(4):
+        s = failslow.summarize_rank(os.path.join(nosched, f"rank-{r}.pt.trace.json.gz"), r)
+        assert s["steps_inferred_from"] == "Optimizer.step#SGD.step"
+        assert list(s["breakdown"]["step"]) == list(range(12))
+    assert shares[0]["steps_inferred_from"] == ""
     with pytest.raises(ValueError, match="outside"):
         failslow.diagnose(shares, topology="dp=2")
     # .fsum bytes: a CPU-only job has no GPU windows, so the diagnosis says there is nothing to compare
