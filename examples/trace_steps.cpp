@@ -1,6 +1,7 @@
 // Load a job's traces, map each ProfilerStep to its GPU work, align the ranks' clocks and
 // compare the host-side call trees of one step across ranks.
 //   ./example_trace_steps ../shared/data/kineto/trace_filter_2_of_128
+//   ./example_trace_steps tests/data/torch_gloo/no_schedule     (no ProfilerStep#N: optimizer steps)
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/simhash.hpp>
 #include <failslow/trace/steps.hpp>
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
 
   for (const auto& t : set.traces) {
     const auto steps = failslow::trace::map_steps(t.data, set.names);
+    if (!steps.inferred_from.empty())  // profiled without prof.step(): iterations between optimizer steps
+      std::cout << "rank " << t.rank << ": no ProfilerStep#N, steps cut at " << steps.inferred_from << "\n";
     for (const auto& s : steps.steps)
       std::cout << "rank " << t.rank << " step " << s.number << ": CPU " << (s.cpu_end_ns - s.cpu_start_ns) / 1000
                 << " us, GPU busy " << s.gpu_busy_ns / 1000 << " us in " << s.device_events << " activities\n";
