@@ -505,15 +505,17 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     std::size_t elevated = 0;
     bool valid = false;
   };
-  std::vector<double> in_log, out_log;  // reused by every window the scan below tests
-  const auto test_window = [&](std::size_t from, std::size_t to) {
-    window_test wt;
-    in_log.clear();
-    out_log.clear();
-    for (std::size_t s = 0; s < S; ++s)
-      if (std::isfinite(q[s]) && q[s] > 0) (s >= from && s <= to ? in_log : out_log).push_back(std::log(q[s]));
-    if (in_log.size() < 2 || out_log.size() < 2) return wt;
-    const auto two = pooled_two_sample(in_log, out_log);
+  // ln q of the measured steps, once: the scan below tests O(S) windows of O(S) steps each.
+  std::vector<std::size_t> measured_steps;
+  std::vector<double> log_q;
+  for (std::size_t s = 0; s < S; ++s)
+    if (std::isfinite(q[s]) && q[s] > 0) {
+      measured_steps.push_back(s);
+      log_q.push_back(std::log(q[s]));
+    }
+  // The scan-paid p-value of a window from its two-sample statistics, and the shift in per-step
+  // noise units.
+  const auto window_p = [&](const two_sample_stats& two, bool to_end) {
     const double n = two.n_in + two.n_out, df = two.df;
     // The rank's own noise, or its peers' typical noise where that is larger (a rank whose own
     // steps happen to be quiet is not held to less than its peers' noise; estimated from many
@@ -531,8 +533,17 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     // rank's best 6 of 24 iid steps was a 1.02x straggler at q 0.003 before).
     const double p_window = peers_noise ? 0.5 * std::erfc(t / std::sqrt(2.0))
                                         : stats::detail::student_t_upper_tail(t, static_cast<std::uint64_t>(df));
-    wt.p = std::min(1.0, p_window * window_scan_factor(n, to >= last_measured));
-    wt.z = two.diff / step_sd;
+    return std::make_pair(std::min(1.0, p_window * window_scan_factor(n, to_end)), two.diff / step_sd);
+  };
+  std::vector<double> in_log, out_log;  // reused by every window tested
+  const auto test_window = [&](std::size_t from, std::size_t to) {
+    window_test wt;
+    in_log.clear();
+    out_log.clear();
+    for (std::size_t k = 0; k < measured_steps.size(); ++k)
+      (measured_steps[k] >= from && measured_steps[k] <= to ? in_log : out_log).push_back(log_q[k]);
+    if (in_log.size() < 2 || out_log.size() < 2) return wt;
+    std::tie(wt.p, wt.z) = window_p(pooled_two_sample(in_log, out_log), to >= last_measured);
     const double bar = stats::moments(out_log).mean() + std::log1p(0.5 * floor);
     for (double x : in_log) wt.elevated += x > bar ? 1 : 0;
     wt.valid = true;
@@ -553,18 +564,37 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
   // its p-value. A window of L1's that reaches the end stands as it is (its first step is where
   // the segmentation put the change).
   if (!best || best->last < last_measured) {
-    std::vector<std::size_t> measured;
-    for (std::size_t s = 0; s <= last_measured; ++s)
-      if (std::isfinite(q[s]) && q[s] > 0) measured.push_back(s);
-    window_test end_test;
+    // Every window to the end in O(S): the moments of the steps before and from each first step
+    // (Welford, merged), the best one tested in full.
+    const std::size_t n_measured = measured_steps.size();
+    std::vector<stats::running_moments<double>> before(n_measured + 1), from(n_measured + 1);
+    for (std::size_t k = 0; k < n_measured; ++k) {
+      before[k + 1] = before[k];
+      before[k + 1].add(log_q[k]);
+    }
+    for (std::size_t k = n_measured; k-- > 0;) {
+      from[k] = from[k + 1];
+      from[k].add(log_q[k]);
+    }
+    double end_p = 2;
     std::size_t end_first = 0;
-    for (std::size_t i = o.min_steps; i + o.min_steps <= measured.size(); ++i) {
-      const auto wt = test_window(measured[i], last_measured);
-      if (wt.valid && (!end_test.valid || wt.p < end_test.p)) {
-        end_test = wt;
-        end_first = measured[i];
+    for (std::size_t i = std::max<std::size_t>(o.min_steps, 2); i + std::max<std::size_t>(o.min_steps, 2) <= n_measured;
+         ++i) {
+      two_sample_stats two;
+      two.n_in = static_cast<double>(from[i].count());
+      two.n_out = static_cast<double>(before[i].count());
+      two.df = two.n_in + two.n_out - 2;
+      two.diff = from[i].mean() - before[i].mean();
+      two.sd = std::sqrt((from[i].sum_of_squares() + before[i].sum_of_squares()) / two.df);
+      two.se_factor = std::sqrt(1 / two.n_in + 1 / two.n_out);
+      const double p_i = window_p(two, true).first;
+      if (p_i < end_p) {
+        end_p = p_i;
+        end_first = measured_steps[i];
       }
     }
+    window_test end_test;
+    if (end_p <= 1) end_test = test_window(end_first, last_measured);
     if (end_test.valid) {
       if (!best_test.valid || end_test.p < best_test.p) {
         st.first = end_first;
