@@ -505,7 +505,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     std::size_t elevated = 0;
     bool valid = false;
   };
-  // ln q of the measured steps, once: the scan below tests O(S) windows of O(S) steps each.
+  // ln q of the measured steps, once (every window tested and the scan below read them).
   std::vector<std::size_t> measured_steps;
   std::vector<double> log_q;
   for (std::size_t s = 0; s < S; ++s)
