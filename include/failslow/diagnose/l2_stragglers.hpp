@@ -408,21 +408,26 @@ inline ratio_noise group_ratio_noise(const job_model& m, std::size_t p, const st
 }
 
 // Two samples (each of at least 2 values) for a pooled-variance Student t: the difference of
-// their means, the pooled sd, sqrt(1/n_a + 1/n_b) and n_a + n_b - 2 degrees of freedom.
+// their means, the pooled sd, sqrt(1/n_a + 1/n_b) and n_a + n_b - 2 degrees of freedom; from
+// the samples or from their moments (the own-history scan merges prefix and suffix moments).
 struct two_sample_stats {
   double diff = 0, sd = 0, se_factor = 0, df = 0, n_in = 0, n_out = 0;
 };
 template <class = void>
-inline two_sample_stats pooled_two_sample(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto ma = stats::moments(a), mb = stats::moments(b);
+inline two_sample_stats pooled_two_sample(const stats::running_moments<double>& ma,
+                                          const stats::running_moments<double>& mb) {
   two_sample_stats out;
-  out.n_in = static_cast<double>(a.size());
-  out.n_out = static_cast<double>(b.size());
+  out.n_in = static_cast<double>(ma.count());
+  out.n_out = static_cast<double>(mb.count());
   out.df = out.n_in + out.n_out - 2;
   out.diff = ma.mean() - mb.mean();
   out.sd = std::sqrt((ma.sum_of_squares() + mb.sum_of_squares()) / out.df);
   out.se_factor = std::sqrt(1 / out.n_in + 1 / out.n_out);
   return out;
+}
+template <class = void>
+inline two_sample_stats pooled_two_sample(const std::vector<double>& a, const std::vector<double>& b) {
+  return pooled_two_sample(stats::moments(a), stats::moments(b));
 }
 
 // A rank with too few comparable peers against its own history: the series of its phase time
@@ -580,14 +585,7 @@ inline straggler own_history_claim(const job_model& m, int rank, std::size_t p, 
     std::size_t end_first = 0;
     for (std::size_t i = std::max<std::size_t>(o.min_steps, 2); i + std::max<std::size_t>(o.min_steps, 2) <= n_measured;
          ++i) {
-      two_sample_stats two;
-      two.n_in = static_cast<double>(from[i].count());
-      two.n_out = static_cast<double>(before[i].count());
-      two.df = two.n_in + two.n_out - 2;
-      two.diff = from[i].mean() - before[i].mean();
-      two.sd = std::sqrt((from[i].sum_of_squares() + before[i].sum_of_squares()) / two.df);
-      two.se_factor = std::sqrt(1 / two.n_in + 1 / two.n_out);
-      const double p_i = window_p(two, true).first;
+      const double p_i = window_p(pooled_two_sample(from[i], before[i]), true).first;
       if (p_i < end_p) {
         end_p = p_i;
         end_first = measured_steps[i];
