@@ -17,6 +17,8 @@
 #include <string>
 #include <utility>
 
+#include "failslow/core/compile_mode.hpp"
+
 namespace failslow {
 
 /// Root of every exception thrown by failslow.
@@ -62,18 +64,14 @@ class parse_error : public error {
   const std::string& expected() const noexcept { return expected_; }
 
  private:
-  static std::string format(const source_location& w, const std::string& expected) {
-    std::string msg = w.source.empty() ? std::string("<input>") : w.source;
-    if (w.line != 0) {
-      msg += ':' + std::to_string(w.line);
-      if (w.column != 0) msg += ':' + std::to_string(w.column);
-    }
-    msg += " (byte " + std::to_string(w.offset) + "): expected " + expected;
-    return msg;
-  }
+  static std::string format(const source_location& w, const std::string& expected);
 
   source_location where_;
   std::string expected_;
 };
 
 }  // namespace failslow
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/core/impl/error.ipp"
+#endif

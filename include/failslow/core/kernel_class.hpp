@@ -31,9 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/detail/enum_count.hpp"
-#include "failslow/core/detail/rule_text.hpp"
-#include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/core/launch_shape.hpp"
 #include "failslow/core/name_pattern.hpp"
@@ -62,26 +61,10 @@ static_assert(failslow::detail::enum_count_matches<kernel_class>(kernel_class_co
 /// between two ranks, e.g. neighbouring pipeline stages) rather than a collective of a process
 /// group: its duration includes waiting for the other side's schedule, so it is not compared
 /// like a group's collective. ncclDevKernel_SendRecv, ncclKernel_SendRecv_*, *_Send, *_Recv.
-inline bool is_point_to_point(std::string_view name) noexcept {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  auto contains = [&](std::string_view needle) {
-    for (std::size_t i = 0; i + needle.size() <= name.size(); ++i) {
-      std::size_t j = 0;
-      while (j < needle.size() && lower(name[i + j]) == needle[j]) ++j;
-      if (j == needle.size()) return true;
-    }
-    return false;
-  };
-  return contains("sendrecv") || contains("_send") || contains("_recv");
-}
+FAILSLOW_INLINE bool is_point_to_point(std::string_view name) noexcept;
 
 /// Parses "compute", "communication" or "memory"; throws invalid_argument otherwise.
-inline kernel_class parse_kernel_class(std::string_view s) {
-  if (s == "compute") return kernel_class::compute;
-  if (s == "communication") return kernel_class::communication;
-  if (s == "memory") return kernel_class::memory;
-  throw invalid_argument("unknown kernel class '" + std::string(s) + "' (expected compute, communication or memory)");
-}
+FAILSLOW_INLINE kernel_class parse_kernel_class(std::string_view s);
 
 struct classification_rule {
   name_pattern pattern;
@@ -94,49 +77,7 @@ class kernel_classifier {
   kernel_classifier() = default;
 
   /// The rules for the kernel names real traces carry (see the file synopsis).
-  static kernel_classifier defaults() {
-    using mk = match_kind;
-    const auto ci = case_sensitivity::insensitive;
-    kernel_classifier c;
-    auto comm = [&](const char* text, mk kind, case_sensitivity cs = case_sensitivity::sensitive) {
-      c.add(name_pattern(text, kind, cs), kernel_class::communication);
-    };
-    auto mem = [&](const char* text, mk kind, case_sensitivity cs = case_sensitivity::sensitive) {
-      c.add(name_pattern(text, kind, cs), kernel_class::memory);
-    };
-    // Kineto names its copies "Memcpy HtoD (Pinned -> Device)", "Memset (Device)".
-    mem("Memcpy", mk::prefix);
-    mem("Memset", mk::prefix);
-    comm("ncclKernel_", mk::prefix);     // NCCL < 2.19 and RCCL
-    comm("ncclDevKernel_", mk::prefix);  // NCCL >= 2.19
-    comm("nccl", mk::contains, ci);      // other NCCL-family device functions
-    comm("rccl", mk::contains, ci);
-    comm("nvshmem", mk::contains, ci);
-    comm("deep_ep::", mk::contains);            // DeepEP dispatch/combine
-    comm("userbuffers", mk::contains, ci);      // TransformerEngine comm-GEMM overlap
-    comm("cross_device_reduce", mk::contains);  // vLLM custom all-reduce
-    comm("all_reduce", mk::contains, ci);       // torch symmetric memory, one/two-shot
-    comm("allreduce", mk::contains, ci);
-    comm("all_gather", mk::contains, ci);
-    comm("allgather", mk::contains, ci);
-    comm("reduce_scatter", mk::contains, ci);
-    comm("reducescatter", mk::contains, ci);
-    comm("all_to_all", mk::contains, ci);
-    comm("alltoall", mk::contains, ci);
-    // Host operators of torch.distributed, for traces without GPU work (CPU jobs on gloo):
-    // c10d::allreduce_, c10d::broadcast_, gloo:all_reduce, record_param_comms, ...
-    comm("c10d::", mk::prefix);
-    comm("gloo:", mk::prefix);
-    comm("ucc:", mk::prefix);
-    comm("mpi:", mk::prefix);
-    comm("record_param_comms", mk::exact);
-    mem("direct_copy_kernel", mk::contains);   // at::native copies (.to(), .copy_())
-    mem("CatArrayBatchedCopy", mk::contains);  // torch.cat
-    mem("FillFunctor", mk::contains);          // torch.fill_/zero_
-    mem("__amd_rocclr_copy", mk::prefix);      // ROCm blit kernels
-    mem("__amd_rocclr_fill", mk::prefix);
-    return c;
-  }
+  static kernel_classifier defaults();
 
   /// Appends a rule (tried after the existing ones).
   kernel_classifier& add(name_pattern pattern, kernel_class cls) {
@@ -152,35 +93,14 @@ class kernel_classifier {
 
   /// Class of a GPU activity name: the first matching rule, else compute. A kernel key's
   /// launch shape (core/launch_shape.hpp) is not part of the name the rules see.
-  kernel_class classify(std::string_view name) const noexcept {
-    name = kernel_base_name(name);
-    for (const auto& r : rules_)
-      if (r.pattern.matches(name)) return r.cls;
-    return kernel_class::compute;
-  }
+  kernel_class classify(std::string_view name) const noexcept;
 
   /// Class of an event whose kind is known: memcpy/memset are memory and collectives are
   /// communication whatever their name; kernels are classified by name.
-  kernel_class classify(event_kind kind, std::string_view name) const noexcept {
-    switch (kind) {
-      case event_kind::memcpy:
-      case event_kind::memset:
-        return kernel_class::memory;
-      case event_kind::collective:
-        return kernel_class::communication;
-      default:
-        return classify(name);
-    }
-  }
+  kernel_class classify(event_kind kind, std::string_view name) const noexcept;
 
   /// The event_kind a reader stores for a GPU activity with this name.
-  event_kind device_kind(std::string_view name) const noexcept {
-    if (classify(name) == kernel_class::communication) return event_kind::collective;
-    constexpr std::string_view memcpy_prefix = "Memcpy", memset_prefix = "Memset";
-    if (name.substr(0, memcpy_prefix.size()) == memcpy_prefix) return event_kind::memcpy;
-    if (name.substr(0, memset_prefix.size()) == memset_prefix) return event_kind::memset;
-    return event_kind::kernel;
-  }
+  event_kind device_kind(std::string_view name) const noexcept;
 
   const std::vector<classification_rule>& rules() const noexcept { return rules_; }
   void clear() noexcept { rules_.clear(); }
@@ -190,19 +110,11 @@ class kernel_classifier {
 };
 
 /// Reads rules "CLASS KIND[/i] PATTERN" from `in` and appends them to `into` (in file order).
-inline void parse_classification_rules(std::istream& in, kernel_classifier& into,
-                                       std::string_view source = "<classification rules>") {
-  detail::for_each_rule_line(in, source, 2, "CLASS KIND PATTERN (e.g. 'communication prefix ncclDevKernel_')",
-                             [&](const detail::rule_line& line) {
-                               kernel_class cls;
-                               try {
-                                 cls = parse_kernel_class(line.fields[0].text);
-                               } catch (const invalid_argument&) {
-                                 throw detail::rule_error(line, line.fields[0],
-                                                          "a class: compute, communication or memory");
-                               }
-                               into.add(detail::rule_pattern(line, line.fields[1], line.fields[2]), cls);
-                             });
-}
+FAILSLOW_INLINE void parse_classification_rules(std::istream& in, kernel_classifier& into,
+                                                std::string_view source = "<classification rules>");
 
 }  // namespace failslow
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/core/impl/kernel_class.ipp"
+#endif

@@ -25,11 +25,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/error.hpp"
 
 namespace failslow {
@@ -76,15 +76,7 @@ class dim_set {
   constexpr bool operator!=(dim_set o) const noexcept { return bits_ != o.bits_; }
 
   /// "cp+ep+dp" (canonical order), "" for the empty set.
-  std::string to_string() const {
-    std::string s;
-    for (parallel_dim d : all_parallel_dims) {
-      if (!contains(d)) continue;
-      if (!s.empty()) s += '+';
-      s += failslow::to_string(d);
-    }
-    return s;
-  }
+  std::string to_string() const;
 
  private:
   static constexpr std::uint8_t bit(parallel_dim d) noexcept {
@@ -94,18 +86,7 @@ class dim_set {
 };
 
 /// Parses "dp" or "cp+ep+dp"; throws invalid_argument on unknown or repeated dimensions.
-inline dim_set parse_dim_set(std::string_view s) {
-  dim_set out;
-  while (true) {
-    const auto plus = s.find('+');
-    const parallel_dim d = parse_parallel_dim(s.substr(0, plus));
-    if (out.contains(d)) throw invalid_argument("dimension set repeats '" + std::string(to_string(d)) + "'");
-    out = out | dim_set{d};
-    if (plus == std::string_view::npos) break;
-    s.remove_prefix(plus + 1);
-  }
-  return out;
-}
+FAILSLOW_INLINE dim_set parse_dim_set(std::string_view s);
 
 /// Sizes of the five parallel dimensions (each >= 1).
 struct parallel_sizes {
@@ -145,29 +126,7 @@ struct parallel_sizes {
 
 /// Parses "tp=2,pp=4,dp=8" (any subset of tp, cp, ep, dp, pp; the others are 1); throws
 /// invalid_argument on an unknown or repeated dimension, or a size that is not an integer >= 1.
-inline parallel_sizes parse_parallel_sizes(std::string_view s) {
-  parallel_sizes out;
-  dim_set seen;
-  while (!s.empty()) {
-    const auto comma = s.find(',');
-    const std::string_view item = s.substr(0, comma);
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw invalid_argument("layout '" + std::string(item) + "': expected dim=size, e.g. tp=2,pp=4,dp=8");
-    const parallel_dim d = parse_parallel_dim(item.substr(0, eq));
-    if (seen.contains(d)) throw invalid_argument("layout repeats '" + std::string(to_string(d)) + "'");
-    seen = seen | dim_set{d};
-    const std::string_view num = item.substr(eq + 1);
-    long long v = 0;
-    if (num.empty() || num.size() > 9) v = -1;
-    for (char c : num) v = c >= '0' && c <= '9' && v >= 0 ? v * 10 + (c - '0') : -1;
-    if (v < 1) throw invalid_argument("layout '" + std::string(item) + "': the size must be an integer >= 1");
-    out[d] = static_cast<int>(v);
-    if (comma == std::string_view::npos) break;
-    s.remove_prefix(comma + 1);
-  }
-  return out;
-}
+FAILSLOW_INLINE parallel_sizes parse_parallel_sizes(std::string_view s);
 
 /// Coordinates of a rank, indexed by parallel_dim.
 struct coordinates {
@@ -191,34 +150,10 @@ class topology {
   topology() : topology(parallel_sizes{}) {}
 
   /// A job with these sizes; world size = their product.
-  explicit topology(const parallel_sizes& sizes, std::string_view order = default_order) : sizes_(sizes) {
-    std::int64_t world = 1;
-    for (parallel_dim d : all_parallel_dims) {
-      if (sizes_[d] < 1)
-        throw invalid_argument("topology: " + std::string(to_string(d)) + " = " + std::to_string(sizes_[d]) +
-                               ", every size must be >= 1");
-      world *= sizes_[d];
-      if (world > std::numeric_limits<int>::max())
-        throw invalid_argument("topology: world size exceeds " + std::to_string(std::numeric_limits<int>::max()) +
-                               " ranks");
-    }
-    world_ = static_cast<int>(world);
-    parse_order(order);
-    int stride = 1;
-    for (parallel_dim d : order_) {
-      stride_[index(d)] = stride;
-      stride *= sizes_[d];
-    }
-  }
+  explicit topology(const parallel_sizes& sizes, std::string_view order = default_order);
 
   /// As above, and checks that `world_size` equals tp * cp * ep * dp * pp.
-  topology(const parallel_sizes& sizes, std::string_view order, int world_size) : topology(sizes, order) {
-    if (world_size != world_)
-      throw invalid_argument("topology: world size " + std::to_string(world_size) +
-                             " != tp*cp*ep*dp*pp = " + std::to_string(sizes.tp) + "*" + std::to_string(sizes.cp) + "*" +
-                             std::to_string(sizes.ep) + "*" + std::to_string(sizes.dp) + "*" +
-                             std::to_string(sizes.pp) + " = " + std::to_string(world_));
-  }
+  topology(const parallel_sizes& sizes, std::string_view order, int world_size);
 
   int world_size() const noexcept { return world_; }
   int size(parallel_dim d) const noexcept { return sizes_[d]; }
@@ -228,46 +163,19 @@ class topology {
   /// Dimensions from fastest to slowest, all five.
   const std::array<parallel_dim, parallel_dim_count>& order() const noexcept { return order_; }
   /// The order as a string, all five dimensions, e.g. "tp-cp-ep-dp-pp".
-  std::string order_string() const {
-    std::string s;
-    for (parallel_dim d : order_) {
-      if (!s.empty()) s += '-';
-      s += to_string(d);
-    }
-    return s;
-  }
+  std::string order_string() const;
 
-  coordinates coords(int rank) const {
-    check_rank(rank);
-    coordinates c;
-    for (parallel_dim d : all_parallel_dims) c[d] = (rank / stride(d)) % size(d);
-    return c;
-  }
+  coordinates coords(int rank) const;
 
   int coordinate(int rank, parallel_dim d) const {
     check_rank(rank);
     return (rank / stride(d)) % size(d);
   }
 
-  int rank(const coordinates& c) const {
-    int r = 0;
-    for (parallel_dim d : all_parallel_dims) {
-      if (c[d] < 0 || c[d] >= size(d))
-        throw domain_error("topology: " + std::string(to_string(d)) + " coordinate " + std::to_string(c[d]) +
-                           " outside [0, " + std::to_string(size(d)) + ")");
-      r += c[d] * stride(d);
-    }
-    return r;
-  }
+  int rank(const coordinates& c) const;
 
   /// Ranks whose coordinates equal rank's outside `vary`, ascending (rank itself included).
-  std::vector<int> group(int rank, dim_set vary) const {
-    check_rank(rank);
-    int base = rank;
-    for (parallel_dim d : all_parallel_dims)
-      if (vary.contains(d)) base -= coordinate(rank, d) * stride(d);
-    return enumerate(base, vary);
-  }
+  std::vector<int> group(int rank, dim_set vary) const;
 
   /// The communication group of `rank` along d, ordered by the coordinate along d.
   std::vector<int> group(int rank, parallel_dim d) const { return group(rank, dim_set{d}); }
@@ -276,40 +184,14 @@ class topology {
   int group_count(dim_set vary) const noexcept { return world_ / group_size(vary); }
   int group_count(parallel_dim d) const noexcept { return group_count(dim_set{d}); }
 
-  int group_size(dim_set vary) const noexcept {
-    int n = 1;
-    for (parallel_dim d : all_parallel_dims)
-      if (vary.contains(d)) n *= size(d);
-    return n;
-  }
+  int group_size(dim_set vary) const noexcept;
 
   /// Index of rank's group among the groups along `vary`, numbered by lowest rank.
-  int group_index(int rank, dim_set vary) const {
-    check_rank(rank);
-    // Mixed-radix number of the fixed coordinates, fastest first: monotone in the lowest rank.
-    int idx = 0, radix = 1;
-    for (parallel_dim d : order_) {
-      if (vary.contains(d)) continue;
-      idx += coordinate(rank, d) * radix;
-      radix *= size(d);
-    }
-    return idx;
-  }
+  int group_index(int rank, dim_set vary) const;
   int group_index(int rank, parallel_dim d) const { return group_index(rank, dim_set{d}); }
 
   /// Members of group number `index` along `vary`, ascending.
-  std::vector<int> group_members(dim_set vary, int index) const {
-    if (index < 0 || index >= group_count(vary))
-      throw domain_error("topology: group index " + std::to_string(index) + " outside [0, " +
-                         std::to_string(group_count(vary)) + ") for " + vary.to_string());
-    int base = 0;
-    for (parallel_dim d : order_) {
-      if (vary.contains(d)) continue;
-      base += (index % size(d)) * stride(d);
-      index /= size(d);
-    }
-    return enumerate(base, vary);
-  }
+  std::vector<int> group_members(dim_set vary, int index) const;
   std::vector<int> group_members(parallel_dim d, int index) const { return group_members(dim_set{d}, index); }
 
   /// "dp:3": the name of rank's communication group along d.
@@ -318,11 +200,7 @@ class topology {
   }
 
   /// All ranks of pipeline stage s, ascending.
-  std::vector<int> stage(int s) const {
-    if (s < 0 || s >= sizes_.pp)
-      throw domain_error("topology: stage " + std::to_string(s) + " outside [0, " + std::to_string(sizes_.pp) + ")");
-    return group_members(~dim_set{parallel_dim::pp}, s);
-  }
+  std::vector<int> stage(int s) const;
 
  private:
   static constexpr std::size_t index(parallel_dim d) noexcept { return static_cast<std::size_t>(d); }
@@ -332,51 +210,9 @@ class topology {
       throw domain_error("topology: rank " + std::to_string(rank) + " outside [0, " + std::to_string(world_) + ")");
   }
 
-  void parse_order(std::string_view order) {
-    dim_set seen;
-    std::size_t n = 0;
-    std::string_view rest = order;
-    while (!rest.empty()) {
-      const auto dash = rest.find('-');
-      const std::string_view token = rest.substr(0, dash);
-      parallel_dim d;
-      try {
-        d = parse_parallel_dim(token);
-      } catch (const invalid_argument&) {
-        throw invalid_argument("topology: order '" + std::string(order) + "' has unknown dimension '" +
-                               std::string(token) + "' (expected tp, cp, ep, dp, pp joined by '-')");
-      }
-      if (seen.contains(d))
-        throw invalid_argument("topology: order '" + std::string(order) + "' repeats '" + std::string(token) + "'");
-      seen = seen | dim_set{d};
-      order_[n++] = d;
-      if (dash == std::string_view::npos) break;
-      rest.remove_prefix(dash + 1);
-      if (rest.empty()) throw invalid_argument("topology: order '" + std::string(order) + "' ends with '-'");
-    }
-    if (n == 0) throw invalid_argument("topology: empty order string");
-    for (parallel_dim d : all_parallel_dims) {
-      if (seen.contains(d)) continue;
-      if (size(d) != 1)
-        throw invalid_argument("topology: order '" + std::string(order) + "' lacks " + std::string(to_string(d)) +
-                               " but " + std::string(to_string(d)) + " = " + std::to_string(size(d)));
-      order_[n++] = d;
-    }
-  }
+  void parse_order(std::string_view order);
 
-  std::vector<int> enumerate(int base, dim_set vary) const {
-    std::vector<int> out;
-    out.reserve(static_cast<std::size_t>(group_size(vary)));
-    out.push_back(base);
-    // Fastest dimension innermost, so the ranks come out ascending.
-    for (parallel_dim d : order_) {
-      if (!vary.contains(d)) continue;
-      const std::size_t n = out.size();
-      for (int k = 1; k < size(d); ++k)
-        for (std::size_t i = 0; i < n; ++i) out.push_back(out[i] + k * stride(d));
-    }
-    return out;
-  }
+  std::vector<int> enumerate(int base, dim_set vary) const;
 
   parallel_sizes sizes_;
   int world_ = 1;
@@ -385,3 +221,7 @@ class topology {
 };
 
 }  // namespace failslow
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/core/impl/topology.ipp"
+#endif

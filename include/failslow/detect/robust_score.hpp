@@ -35,9 +35,9 @@
 #include <cmath>
 #include <cstddef>
 #include <iterator>
-#include <string>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/detect/chart.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -90,21 +90,9 @@ struct relative_score_result {
 };
 
 namespace detail {
-inline relative_score_result score_against(const std::vector<double>& medians, const std::vector<double>& reference,
-                                           double threshold) {
-  relative_score_result r;
-  for (std::size_t i = 0; i < medians.size(); ++i) {
-    const double s = reference[i] / medians[i];
-    r.scores.push_back(s);
-    if (s < threshold) r.stragglers.push_back(i);
-  }
-  return r;
-}
-inline void check_medians(const std::vector<double>& m, const char* who) {
-  if (m.empty()) throw invalid_argument(std::string(who) + ": no ranks");
-  for (double v : m)
-    if (!std::isfinite(v) || !(v > 0.0)) throw domain_error(std::string(who) + ": medians must be finite and > 0");
-}
+FAILSLOW_INLINE relative_score_result score_against(const std::vector<double>& medians,
+                                                    const std::vector<double>& reference, double threshold);
+FAILSLOW_INLINE void check_medians(const std::vector<double>& m, const char* who);
 }  // namespace detail
 
 /// NVIDIA straggler detector's relative score from per-rank medians.
@@ -148,3 +136,7 @@ relative_score_result individual_performance_scores(const Range1& current, const
 }
 
 }  // namespace failslow::detect
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/detect/impl/robust_score.ipp"
+#endif

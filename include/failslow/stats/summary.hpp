@@ -25,12 +25,11 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
-#include <numeric>
 #include <type_traits>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/stats/descriptive.hpp"
-#include "failslow/stats/detail/radix_sort.hpp"
 #include "failslow/stats/valleys.hpp"
 
 namespace failslow::stats {
@@ -42,21 +41,7 @@ struct cluster_summary {
 };
 
 /// Summary of the ascending sorted values x[0..n) (n >= 1).
-inline cluster_summary summarize_sorted(const double* x, std::size_t n) {
-  if (n == 0) throw invalid_argument("summarize: empty cluster");
-  const array_moments m = two_pass_moments(x, n);
-  cluster_summary s;
-  s.count = m.count;
-  s.sum = std::accumulate(x, x + n, 0.0);
-  s.min = x[0];
-  s.max = x[n - 1];
-  s.mean = m.mean;
-  s.variance = m.variance;
-  s.p50 = quantile_sorted(x, n, 0.50);
-  s.p90 = quantile_sorted(x, n, 0.90);
-  s.p99 = quantile_sorted(x, n, 0.99);
-  return s;
-}
+FAILSLOW_INLINE cluster_summary summarize_sorted(const double* x, std::size_t n);
 
 struct distribution_summary {
   std::vector<double> boundaries;         ///< ascending, original units
@@ -70,48 +55,14 @@ struct distribution_summary {
     return n;
   }
   /// Pooled mean and variance (ddof = 1) of the clusters: exact for the union.
-  double mean() const noexcept {
-    double s = 0;
-    for (const auto& c : clusters) s += c.sum;
-    const auto n = count();
-    return n ? s / static_cast<double>(n) : std::nan("");
-  }
-  double variance() const noexcept {
-    const auto n = count();
-    if (n < 2) return 0.0;
-    const double mu = mean();
-    double m2 = 0;
-    for (const auto& c : clusters) {
-      if (!c.count) continue;
-      m2 +=
-          c.variance * static_cast<double>(c.count - 1) + static_cast<double>(c.count) * (c.mean - mu) * (c.mean - mu);
-    }
-    return m2 / static_cast<double>(n - 1);
-  }
+  double mean() const noexcept;
+  double variance() const noexcept;
 };
 
 namespace detail {
 // The summary of the finite values v (any order; -0.0 already 0.0): sorts v in place.
-inline distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
-                                             std::uint64_t skipped, bool sorted = false) {
-  distribution_summary out;
-  out.boundaries = boundaries;
-  out.skipped = skipped;
-  if (v.empty()) throw invalid_argument("summarize: no finite value");
-  std::vector<double> scratch;
-  if (!sorted) detail::sort_nonnegative(v.data(), v.size(), scratch);  // std::sort when a value is negative
-  out.overall = summarize_sorted(v.data(), v.size());
-  std::size_t begin = 0;
-  for (std::size_t c = 0; c <= boundaries.size(); ++c) {
-    const std::size_t end =
-        c < boundaries.size()
-            ? static_cast<std::size_t>(std::lower_bound(v.begin(), v.end(), boundaries[c]) - v.begin())
-            : v.size();
-    out.clusters.push_back(end > begin ? summarize_sorted(v.data() + begin, end - begin) : cluster_summary{});
-    begin = std::max(begin, end);
-  }
-  return out;
-}
+FAILSLOW_INLINE distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
+                                                      std::uint64_t skipped, bool sorted = false);
 }  // namespace detail
 
 /// Splits the finite values of [first, last) at `boundaries` and summarises each cluster.
@@ -136,30 +87,13 @@ distribution_summary summarize(It first, It last, const std::vector<double>& bou
 
 /// summarize() of the values of `values`, which it takes: no copy of a large data set (the
 /// non-finite values are dropped and the rest sorted in place). The same summary.
-inline distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries) {
-  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
-    throw invalid_argument("summarize: boundaries must be ascending");
-  std::vector<double> v = std::move(values);
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const double x = v[i];
-    v[kept] = x == 0 ? 0.0 : x;
-    kept += std::isfinite(x) ? 1 : 0;
-  }
-  const std::uint64_t skipped = v.size() - kept;
-  v.resize(kept);
-  return detail::summarize_values(v, boundaries, skipped);
-}
+FAILSLOW_INLINE distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries);
 
 /// summarize() of finite values already in ascending order (-0.0 as 0.0), e.g. sorted by
 /// detail::sort_nonnegative on another thread while the density was estimated. The same
 /// summary; the vector is taken.
-inline distribution_summary summarize_sorted(std::vector<double>&& sorted, const std::vector<double>& boundaries) {
-  if (!std::is_sorted(boundaries.begin(), boundaries.end()))
-    throw invalid_argument("summarize: boundaries must be ascending");
-  std::vector<double> v = std::move(sorted);
-  return detail::summarize_values(v, boundaries, 0, true);
-}
+FAILSLOW_INLINE distribution_summary summarize_sorted(std::vector<double>&& sorted,
+                                                      const std::vector<double>& boundaries);
 
 /// find_valleys, then summarize the usable values at its boundaries.
 template <class It>
@@ -185,3 +119,7 @@ distribution_summary summarize_clusters(const Range& r, const valley_options& op
 }
 
 }  // namespace failslow::stats
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/stats/impl/summary.ipp"
+#endif

@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/parallel_for.hpp"
 #include "failslow/stats/detail/simd_path.hpp"
@@ -247,10 +248,7 @@ inline void l1_pairs(const quantile_matrix& q, unsigned threads, simd_path path,
   }
 }
 
-inline void check_quantile_matrix(const quantile_matrix& q) {
-  if (q.rows() == 0 || q.cols() == 0) throw invalid_argument("w1_matrix: no quantile vectors");
-  if (!q.allFinite()) throw domain_error("w1_matrix: quantile vectors contain NaN or infinity");
-}
+FAILSLOW_INLINE void check_quantile_matrix(const quantile_matrix& q);
 
 }  // namespace detail
 
@@ -374,3 +372,7 @@ inline std::vector<Eigen::MatrixXd> w1_matrices_within_groups(const quantile_mat
 }
 
 }  // namespace failslow::stats
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/stats/impl/w1_matrix.ipp"
+#endif
