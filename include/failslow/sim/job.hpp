@@ -45,13 +45,13 @@
 //   <= 0), and the topology's own errors (bad order).
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/topology.hpp"
@@ -69,11 +69,7 @@ static_assert(failslow::detail::enum_count_matches<pipeline_schedule>(pipeline_s
               "pipeline_schedule_count is not the number of pipeline_schedule values");
 
 /// Parses "1f1b" or "gpipe"; throws invalid_argument otherwise.
-inline pipeline_schedule parse_pipeline_schedule(std::string_view s) {
-  if (s == "1f1b") return pipeline_schedule::one_f_one_b;
-  if (s == "gpipe") return pipeline_schedule::gpipe;
-  throw invalid_argument("unknown pipeline schedule '" + std::string(s) + "' (expected 1f1b or gpipe)");
-}
+FAILSLOW_INLINE pipeline_schedule parse_pipeline_schedule(std::string_view s);
 
 /// The host (CPU) side of the timing model (microseconds).
 struct host_config {
@@ -109,12 +105,7 @@ struct job_config {
 
 /// Sets cfg's shape (2048 x 2048) and host to the values calibrated against real traces
 /// (docs/simulator.md); the layout, schedule, steps, seed and the rest stay.
-inline job_config& calibrate(job_config& cfg) noexcept {
-  cfg.seq_length = 2048;
-  cfg.hidden = 2048;
-  cfg.host = host_config::calibrated();
-  return cfg;
-}
+FAILSLOW_INLINE job_config& calibrate(job_config& cfg) noexcept;
 
 /// The default job, calibrated (calibrate).
 inline job_config calibrated_job() {
@@ -123,26 +114,10 @@ inline job_config calibrated_job() {
 }
 
 /// Checks cfg and returns its topology (see the file synopsis for the errors).
-inline topology validate(const job_config& cfg) {
-  auto need = [](bool ok, const std::string& what) {
-    if (!ok) throw invalid_argument("job_config: " + what);
-  };
-  need(cfg.steps >= 1, "steps = " + std::to_string(cfg.steps) + ", need >= 1");
-  need(cfg.first_step >= 0, "first_step = " + std::to_string(cfg.first_step) + ", need >= 0");
-  need(cfg.microbatches >= 1, "microbatches = " + std::to_string(cfg.microbatches) + ", need >= 1");
-  need(cfg.layers_per_stage >= 1, "layers_per_stage = " + std::to_string(cfg.layers_per_stage) + ", need >= 1");
-  need(cfg.gpus_per_node >= 1, "gpus_per_node = " + std::to_string(cfg.gpus_per_node) + ", need >= 1");
-  need(cfg.seq_length >= 1 && cfg.hidden >= 1, "seq_length and hidden must be >= 1");
-  need(cfg.dp_buckets >= 1, "dp_buckets = " + std::to_string(cfg.dp_buckets) + ", need >= 1");
-  need(std::isfinite(cfg.noise) && cfg.noise >= 0, "noise must be finite and >= 0");
-  need(std::isfinite(cfg.max_clock_offset_us) && cfg.max_clock_offset_us >= 0,
-       "max_clock_offset_us must be finite and >= 0");
-  need(cfg.max_clock_offset_us <= 1e9, "max_clock_offset_us must be <= 1e9");
-  const host_config& h = cfg.host;
-  for (double v : {h.gap_forward_us, h.gap_backward_us, h.gap_sigma, h.step_head_us})
-    need(std::isfinite(v) && v >= 0 && v <= 1e9, "host times and gap_sigma must be finite, >= 0 and <= 1e9");
-  need(std::isfinite(h.launch_us) && h.launch_us > 0 && h.launch_us <= 1e9, "host.launch_us must be in (0, 1e9]");
-  return topology(cfg.sizes, cfg.order);
-}
+FAILSLOW_INLINE topology validate(const job_config& cfg);
 
 }  // namespace failslow::sim
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/sim/impl/job.ipp"
+#endif

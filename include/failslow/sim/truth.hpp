@@ -16,11 +16,11 @@
 // Errors: none.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/topology.hpp"
 #include "failslow/sim/scenario.hpp"
 
@@ -45,13 +45,11 @@ struct truth {
   bool healthy() const noexcept { return faults.empty(); }
 
   /// Ranks named by any fault, ascending, without repeats.
-  std::vector<int> faulty_ranks() const {
-    std::vector<int> r;
-    for (const auto& f : faults) r.insert(r.end(), f.ranks.begin(), f.ranks.end());
-    std::sort(r.begin(), r.end());
-    r.erase(std::unique(r.begin(), r.end()), r.end());
-    return r;
-  }
+  std::vector<int> faulty_ranks() const;
 };
 
 }  // namespace failslow::sim
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/sim/impl/truth.ipp"
+#endif
