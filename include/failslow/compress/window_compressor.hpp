@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "failslow/compress/window_summary.hpp"
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -86,17 +87,7 @@ struct compressor_config {
   /// modes of a few samples each, or a body with one far outlier, which one lognormal from p50
   /// and p99 cannot describe. Measured in bench/README.md (real traces: median W1/mean 6.2 % with
   /// the core defaults, 0.0 % with these; p95 62.9 % and 44.9 %).
-  static stats::valley_options default_clustering() {
-    stats::valley_options o;
-    o.kde.grid_points = 64;
-    o.kde.max_grid_points = 4096;
-    o.kde.widen_bandwidth = true;  // a far outlier must not make a window close fail
-    o.kde.bandwidth.rule = stats::bandwidth_rule::robust_rule_of_thumb;
-    o.min_depth = 0.3;
-    o.min_count = 1;
-    o.min_fraction = 0;
-    return o;
-  }
+  static stats::valley_options default_clustering();
 };
 
 using window_sink = std::function<void(window_summary&&)>;
@@ -518,3 +509,7 @@ class basic_async_window_compressor {
 using async_window_compressor = basic_async_window_compressor<>;
 
 }  // namespace failslow::compress
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/compress/impl/window_compressor.ipp"
+#endif

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/stats/lognormal.hpp"
 #include "failslow/stats/summary.hpp"
@@ -62,39 +63,7 @@ struct kernel_summary {
   std::vector<double> knots;   ///< quantiles at knot_probabilities (a poor cluster fit), else empty
 
   /// The key's duration distribution as a mixture (see the synopsis for the forms).
-  stats::lognormal_mixture distribution(bool truncated = true) const {
-    std::vector<stats::lognormal_component> comps;
-    if (!values.empty() || knots.size() == knot_count) {
-      const double n = static_cast<double>(knots.empty() ? values.size() : std::max<std::uint64_t>(sampled, 1));
-      const double w = 1.0 / n;
-      if (knots.size() == knot_count) {
-        truncated = true;
-        const double rest = std::max(0.0, 1 - w * static_cast<double>(values.size()));
-        for (std::size_t i = 0; i + 1 < knot_count; ++i)
-          comps.push_back(stats::log_uniform_piece(knots[i], knots[i + 1],
-                                                   rest * (knot_probabilities[i + 1] - knot_probabilities[i])));
-      }
-      for (std::size_t i = 0; i < values.size();) {  // equal values: one point mass
-        std::size_t j = i + 1;
-        while (j < values.size() && values[j] == values[i]) ++j;
-        comps.push_back(stats::log_uniform_piece(values[i], values[i], w * static_cast<double>(j - i)));
-        i = j;
-      }
-      return stats::lognormal_mixture(std::move(comps), truncated);
-    }
-    double n = 0;
-    for (const auto& c : clusters) n += static_cast<double>(c.count);
-    for (const auto& c : clusters) {
-      if (!c.count) continue;
-      const auto parts = stats::reconstruct_cluster(c);
-      if (parts.size() > 1) truncated = true;
-      for (auto p : parts) {
-        p.weight *= static_cast<double>(c.count) / n;
-        comps.push_back(p);
-      }
-    }
-    return stats::lognormal_mixture(std::move(comps), truncated);
-  }
+  stats::lognormal_mixture distribution(bool truncated = true) const;
 };
 
 /// The host's kernel launch calls in one window (see the synopsis).
@@ -138,3 +107,7 @@ struct window_summary {
 };
 
 }  // namespace failslow::compress
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/compress/impl/window_summary.ipp"
+#endif

@@ -7,12 +7,12 @@
 // Complexity: O(1) per operation; memory O(max id) or O(keys).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/event.hpp"
 
 namespace failslow::trace::detail {
@@ -20,25 +20,10 @@ namespace failslow::trace::detail {
 class correlation_map {
  public:
   /// `max_key`: the largest id that will be stored; `keys`: about how many will be.
-  correlation_map(std::uint32_t max_key, std::size_t keys) {
-    flat_ = static_cast<std::uint64_t>(max_key) <= 4 * static_cast<std::uint64_t>(keys) + 4096;
-    if (flat_)
-      slots_.assign(static_cast<std::size_t>(max_key) + 1, none);
-    else
-      map_.reserve(keys);
-  }
+  correlation_map(std::uint32_t max_key, std::size_t keys);
 
   /// Sized for the correlation ids of the runtime calls (launches) among `events`.
-  static correlation_map for_launches(const std::vector<event>& events) {
-    std::uint32_t max_key = 0;
-    std::size_t keys = 0;
-    for (const auto& e : events)
-      if (e.kind == event_kind::runtime && e.correlation != 0) {
-        max_key = std::max(max_key, e.correlation);
-        ++keys;
-      }
-    return correlation_map(max_key, keys);
-  }
+  static correlation_map for_launches(const std::vector<event>& events);
 
   /// Stores v under key, replacing what was there.
   void assign(std::uint32_t key, std::uint32_t v) {
@@ -72,17 +57,10 @@ class correlation_map {
 /// Per event, 1 for the runtime calls that launched GPU work (a device activity shares their
 /// correlation id), the first call of an id when several share it: the host's kernel launches,
 /// whose pace diagnose/l4_host.hpp and compress/trace_windows.hpp measure. O(events).
-template <class = void>
-inline std::vector<char> launch_calls(const std::vector<event>& ev) {
-  auto call_of = correlation_map::for_launches(ev);  // correlation -> runtime call
-  for (std::size_t i = 0; i < ev.size(); ++i)
-    if (ev[i].kind == event_kind::runtime && ev[i].correlation != 0)
-      call_of.emplace(ev[i].correlation, static_cast<std::uint32_t>(i));
-  std::vector<char> is_launch(ev.size(), 0);
-  for (const auto& e : ev)
-    if (is_device_activity(e.kind) && e.correlation != 0)
-      if (const std::uint32_t* l = call_of.find(e.correlation)) is_launch[*l] = 1;
-  return is_launch;
-}
+FAILSLOW_FUNC std::vector<char> launch_calls(const std::vector<event>& ev);
 
 }  // namespace failslow::trace::detail
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/trace/detail/impl/correlation_map.ipp"
+#endif
