@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <failslow/io/detail/file_bytes.hpp>  // advise_huge_pages
 #include <failslow/io/value_reader.hpp>
 #include <failslow/stats/lognormal.hpp>
 #include <failslow/stats/summary.hpp>

@@ -15,55 +15,31 @@
 //   permission, the path is a directory).
 #pragma once
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <string_view>
-#include <utility>
 
-#include "failslow/core/error.hpp"
+#include "failslow/core/compile_mode.hpp"
 
 namespace failslow::io {
 
 class output_file {
  public:
-  explicit output_file(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
-    file_ = std::fopen(temp_.c_str(), "wb");
-    if (!file_) throw invalid_argument("cannot write " + path_ + ": " + std::strerror(errno));
-  }
+  explicit output_file(std::string path);
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
-  ~output_file() {
-    if (committed_) return;
-    if (file_) std::fclose(file_);
-    std::remove(temp_.c_str());
-  }
+  ~output_file();
 
   const std::string& path() const noexcept { return path_; }
   const std::string& temp_path() const noexcept { return temp_; }
 
-  void write(std::string_view bytes) {
-    if (!file_) throw invalid_argument("cannot write " + path_ + ": the file is closed");
-    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-      throw invalid_argument("cannot write " + path_ + ": " + std::strerror(errno));
-  }
+  void write(std::string_view bytes);
 
   /// Closes the stdio stream (for writers that reopen temp_path() themselves); idempotent.
-  void close_stream() {
-    if (!file_) return;
-    const bool ok = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!ok) throw invalid_argument("cannot write " + path_ + ": " + std::strerror(errno));
-  }
+  void close_stream();
 
   /// Flushes, closes and renames the temporary to the path: the file appears whole.
-  void commit() {
-    close_stream();
-    if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-      throw invalid_argument("cannot write " + path_ + ": renaming " + temp_ + " failed: " + std::strerror(errno));
-    committed_ = true;
-  }
+  void commit();
 
  private:
   std::string path_, temp_;
@@ -79,3 +55,7 @@ inline void write_file_atomically(const std::string& path, std::string_view byte
 }
 
 }  // namespace failslow::io
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/io/impl/output_file.ipp"
+#endif

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/core/kernel_class.hpp"
 
@@ -31,23 +32,7 @@ namespace failslow::io {
 /// classifier calls communication (gloo:all_reduce, nccl:*, record_param_comms) -- and
 /// annotation for the rest: ProfilerStep#N and user scopes (record_function: "forward",
 /// "Optimizer.step#SGD.step", "DistributedDataParallel.forward").
-inline event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept {
-  if (name.find("::") != std::string_view::npos) return event_kind::cpu_op;
-  std::size_t end = name.size();
-  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
-  constexpr std::string_view node = "Backward";
-  if (end > node.size() && name.substr(end - node.size(), node.size()) == node) {
-    bool identifier = true;
-    for (std::size_t i = 0; i < end; ++i) {
-      const char ch = name[i];
-      identifier =
-          identifier && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_');
-    }
-    if (identifier) return event_kind::cpu_op;
-  }
-  if (classifier.classify(name) == kernel_class::communication) return event_kind::cpu_op;
-  return event_kind::annotation;
-}
+FAILSLOW_INLINE event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept;
 
 namespace detail {
 
@@ -110,3 +95,7 @@ constexpr bool device_side(kineto_category c) noexcept {
 
 }  // namespace detail
 }  // namespace failslow::io
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/io/detail/impl/kineto_classify.ipp"
+#endif
