@@ -29,13 +29,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "failslow/collect/record_sink.hpp"
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/io/detail/json_writer.hpp"
@@ -56,23 +56,7 @@ class flight_recorder final : public record_sink {
   explicit flight_recorder(std::size_t capacity_bytes)
       : ring_(check(capacity_bytes) / sizeof(activity_record)), marks_(std::max<std::size_t>(64, ring_.size() / 16)) {}
 
-  void records(const activity_record* batch, std::size_t n) override {
-    // Only the newest capacity records of a batch can survive it.
-    if (n > ring_.size()) {
-      batch += n - ring_.size();
-      head_add(n - ring_.size());
-      n = ring_.size();
-    }
-    while (n > 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      const std::size_t at = static_cast<std::size_t>(head_ % ring_.size());
-      const std::size_t k = std::min({n, ring_.size() - at, chunk_records});
-      std::memcpy(ring_.data() + at, batch, k * sizeof(activity_record));
-      head_ += k;
-      batch += k;
-      n -= k;
-    }
-  }
+  FAILSLOW_INLINE void records(const activity_record* batch, std::size_t n) override;
 
   void mark(const step_mark& m) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -81,37 +65,7 @@ class flight_recorder final : public record_sink {
   }
 
   /// The ring's records and marks, oldest first (see the synopsis for concurrency).
-  recorder_snapshot snapshot() const {
-    recorder_snapshot s;
-    std::uint64_t from, to;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      to = head_;
-      s.marks.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(marks_head_, marks_.size())));
-      for (std::uint64_t i = marks_head_ - std::min<std::uint64_t>(marks_head_, marks_.size()); i < marks_head_; ++i)
-        s.marks.push_back(marks_[static_cast<std::size_t>(i % marks_.size())]);
-    }
-    from = to - std::min<std::uint64_t>(to, ring_.size());
-    s.total_records = to;
-    s.records.reserve(static_cast<std::size_t>(to - from));
-    for (std::uint64_t i = from; i < to;) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      // Records below head - size were overwritten since the copy began.
-      const std::uint64_t oldest = head_ - std::min<std::uint64_t>(head_, ring_.size());
-      if (i < oldest) {
-        s.overwritten += std::min(oldest, to) - i;
-        i = std::min(oldest, to);
-        continue;
-      }
-      const std::size_t at = static_cast<std::size_t>(i % ring_.size());
-      const std::size_t k =
-          static_cast<std::size_t>(std::min<std::uint64_t>({to - i, ring_.size() - at, chunk_records}));
-      s.records.insert(s.records.end(), ring_.begin() + static_cast<std::ptrdiff_t>(at),
-                       ring_.begin() + static_cast<std::ptrdiff_t>(at + k));
-      i += k;
-    }
-    return s;
-  }
+  recorder_snapshot snapshot() const;
 
   std::size_t capacity() const noexcept { return ring_.size(); }
   std::uint64_t total_records() const {
@@ -120,12 +74,7 @@ class flight_recorder final : public record_sink {
   }
 
  private:
-  static std::size_t check(std::size_t bytes) {
-    if (bytes < 16 * sizeof(activity_record))
-      throw invalid_argument("flight_recorder: capacity_bytes must be >= " +
-                             std::to_string(16 * sizeof(activity_record)));
-    return bytes;
-  }
+  static std::size_t check(std::size_t bytes);
   void head_add(std::size_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
     head_ += n;
@@ -146,31 +95,9 @@ struct kineto_dump_options {
 namespace detail {
 
 // Integer nanoseconds as microseconds with exactly three decimals ("-12.345").
-inline void append_us(std::string& out, std::int64_t ns) {
-  std::uint64_t mag = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  if (ns < 0) out += '-';
-  out += std::to_string(mag / 1000);
-  const auto frac = static_cast<unsigned>(mag % 1000);
-  out += '.';
-  out += static_cast<char>('0' + frac / 100);
-  out += static_cast<char>('0' + frac / 10 % 10);
-  out += static_cast<char>('0' + frac % 10);
-}
+FAILSLOW_INLINE void append_us(std::string& out, std::int64_t ns);
 
-inline std::string_view kineto_category(const event& e) noexcept {
-  switch (e.kind) {
-    case event_kind::memcpy:
-      return "gpu_memcpy";
-    case event_kind::memset:
-      return "gpu_memset";
-    case event_kind::annotation:  // NVTX ranges are host ranges
-      return e.device < 0 ? "user_annotation" : "gpu_user_annotation";
-    case event_kind::runtime:  // launch calls (collector_options::launches)
-      return "cuda_runtime";
-    default:
-      return "kernel";
-  }
-}
+FAILSLOW_INLINE std::string_view kineto_category(const event& e) noexcept;
 
 }  // namespace detail
 
@@ -241,3 +168,7 @@ void write_kineto_json(const recorder_snapshot& s, const basic_name_table<Alloca
 }
 
 }  // namespace failslow::collect
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/collect/impl/flight_recorder.ipp"
+#endif

@@ -56,7 +56,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -64,13 +63,13 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "failslow/compress/codec.hpp"
 #include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
+#include "failslow/core/compile_mode.hpp"
 #include "failslow/core/dense_array.hpp"
 #include "failslow/core/detail/enum_count.hpp"
 #include "failslow/core/error.hpp"
@@ -78,7 +77,6 @@
 #include "failslow/core/name_table.hpp"
 #include "failslow/core/routing.hpp"
 #include "failslow/trace/step_breakdown.hpp"
-#include "failslow/trace/steps.hpp"
 #include "failslow/trace/trace_set.hpp"
 
 namespace failslow::diagnose {
@@ -195,27 +193,14 @@ struct job_model {
     return phases.size();
   }
   /// Ranks with data, ascending.
-  template <class = void>
-  std::vector<int> present_ranks() const {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < has_rank.size(); ++i)
-      if (has_rank[i]) r.push_back(static_cast<int>(i));
-    return r;
-  }
+  FAILSLOW_FUNC std::vector<int> present_ranks() const;
 };
 
 /// The kept windows of a model by (rank, step index), for the levels that read kernels.
 /// O(windows) to build; window() and find() O(1) and O(log keys).
 class window_index {
  public:
-  explicit window_index(const job_model& m) : steps_(m.step_count()), at_(m.rank_count() * m.step_count(), nullptr) {
-    for (const auto& w : m.windows) {
-      if (w.rank < 0 || static_cast<std::size_t>(w.rank) >= m.rank_count()) continue;
-      const auto it = std::lower_bound(m.steps.begin(), m.steps.end(), static_cast<std::int64_t>(w.window_id));
-      if (it == m.steps.end() || *it != static_cast<std::int64_t>(w.window_id)) continue;
-      at_[static_cast<std::size_t>(w.rank) * steps_ + static_cast<std::size_t>(it - m.steps.begin())] = &w;
-    }
-  }
+  explicit window_index(const job_model& m);
   /// The window of `rank` at model step index `step`, or null.
   const compress::window_summary* window(int rank, std::size_t step) const {
     return at_[static_cast<std::size_t>(rank) * steps_ + step];
@@ -240,62 +225,13 @@ struct model_options {
 
 class job_model_builder {
  public:
-  explicit job_model_builder(model_options options = {}) : opt_(std::move(options)) {
-    for (const char* n : {"compute", "communication", "memory", "idle"}) phase_slot(n);
-  }
+  explicit job_model_builder(model_options options = {});
 
   /// A recorded trace of `rank` (names: the name_table the trace was read into).
-  template <class = void>
-  void add_trace(int rank, const io::trace_data& trace, name_table& names) {
-    const auto steps = trace::map_steps(trace, names);
-    const auto b = trace::breakdown_steps(trace, steps, names, opt_.breakdown);
-    if (steps.steps.empty())
-      notes_.push_back(trace.source + " (rank " + std::to_string(rank) +
-                       "): no ProfilerStep#N annotations and no optimizer steps, so no steps to diagnose");
-    else if (!steps.inferred_from.empty())
-      ++inferred_[steps.inferred_from];
-    if (!steps.steps.empty() && b.outside_steps > 0)
-      notes_.push_back(trace.source + " (rank " + std::to_string(rank) + "): " + std::to_string(b.outside_steps) +
-                       " of " + std::to_string(b.device_events) + " GPU activities were launched outside every step");
-    if (b.phases_dropped > 0)
-      notes_.push_back(trace.source + ": " + std::to_string(b.phases_dropped) + " annotated phases past the limit of " +
-                       std::to_string(opt_.breakdown.max_phases) + " were not kept");
-    if (b.from_host) {
-      ++host_traces_;
-      host_ranks_.push_back(rank);
-    }
-    add_steps(rank, b);
-    if (opt_.keep_windows) {
-      // Kernels keyed by name and launch shape where the trace has them (core/launch_shape.hpp).
-      const auto keys = compress::launch_shape_keys(trace, names);
-      auto wo = opt_.trace_windows;
-      if (!wo.keys) wo.keys = &keys;
-      compress::summarize_trace(trace, steps, rank, wo, [&](compress::window_summary&& w) {
-        keep_window(std::move(w), [&](name_id key) { return names.name(key); });
-      });
-    }
-    source_traces_ = true;
-  }
+  FAILSLOW_FUNC void add_trace(int rank, const io::trace_data& trace, name_table& names);
 
   /// An already computed breakdown of `rank`.
-  template <class = void>
-  void add_steps(int rank, const trace::step_breakdown& b) {
-    auto& rs = rank_state(rank);
-    std::vector<std::size_t> slot(b.phase_names.size());
-    for (std::size_t p = 0; p < b.phase_names.size(); ++p) slot[p] = phase_slot(b.phase_names[p], true);
-    for (std::size_t k = 0; k < b.steps.size(); ++k) {
-      const auto& t = b.steps[k];
-      if (!t.has_work) continue;
-      auto& v = rs.values[t.number];
-      v.resize(std::max(v.size(), 1 + phases_.size()), nan);
-      v[0] = t.period_ns;
-      v[1 + compute_phase] = t.compute_ns;
-      v[1 + communication_phase] = t.communication_ns;
-      v[1 + memory_phase] = t.memory_ns;
-      v[1 + idle_phase] = t.idle_ns;
-      for (std::size_t p = 0; p < slot.size(); ++p) v[1 + slot[p]] = b.phase_compute[p][k];
-    }
-  }
+  FAILSLOW_FUNC void add_steps(int rank, const trace::step_breakdown& b);
 
   /// A window summary; window_id is the ProfilerStep number. name_of(key) gives a key's name.
   template <class NameOf>
@@ -339,15 +275,7 @@ class job_model_builder {
   void new_key_space() { key_class_.clear(); }
 
   /// Every window of a .fsum byte stream in memory (its own key space; damage becomes notes).
-  template <class = void>
-  void add_summaries(std::string_view bytes, const std::string& source) {
-    add_summary_stream(source, [bytes](char* buffer, std::size_t capacity) mutable {
-      const std::size_t n = std::min(capacity, bytes.size());
-      std::copy_n(bytes.data(), n, buffer);
-      bytes.remove_prefix(n);
-      return n;
-    });
-  }
+  FAILSLOW_FUNC void add_summaries(std::string_view bytes, const std::string& source);
 
   /// Every window of a .fsum stream read in 4 MiB pieces: read(buffer, capacity) stores the next
   /// bytes and returns how many, 0 at the end. Memory: one piece and the decoder's state.
@@ -373,76 +301,7 @@ class job_model_builder {
   }
 
   /// The model; the builder is empty afterwards.
-  template <class = void>
-  job_model finish() {
-    job_model m;
-    int max_rank = -1;
-    std::vector<std::int64_t> steps;
-    for (const auto& [rank, rs] : ranks_) {
-      max_rank = std::max(max_rank, rank);
-      for (const auto& kv : rs.values) steps.push_back(kv.first);
-    }
-    std::sort(steps.begin(), steps.end());
-    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    m.world_size = std::max(opt_.world_size, max_rank + 1);
-    m.steps = steps;
-    m.phases = phases_;
-    const std::size_t R = m.rank_count(), P = phases_.size(), S = steps.size();
-    m.iteration_ns = dense_array<double, 2>({R, S});
-    m.iteration_ns.fill(nan);
-    m.phase_ns = dense_array<double, 3>({R, P, S});
-    m.phase_ns.fill(nan);
-    m.has_rank.assign(R, false);
-    m.measured_on_host.assign(R, false);
-    for (int r : host_ranks_)
-      if (r >= 0 && static_cast<std::size_t>(r) < R) m.measured_on_host[static_cast<std::size_t>(r)] = true;
-    m.host.launch_interval_ns = dense_array<double, 2>({R, S});
-    m.host.launch_interval_ns.fill(nan);
-    for (const auto& [rank, rs] : ranks_) {
-      const auto r = static_cast<std::size_t>(rank);
-      for (const auto& [number, v] : rs.values) {
-        const auto s = static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), number) - steps.begin());
-        m.has_rank[r] = true;
-        m.iteration_ns(r, s) = v[0];
-        for (std::size_t p = 0; p < P && p + 1 < v.size(); ++p) m.phase_ns(r, p, s) = v[p + 1];
-      }
-      for (const auto& [number, x] : rs.launch_interval) {  // summaries that carry the host's pace
-        const auto s = static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), number) - steps.begin());
-        m.host.launch_interval_ns(r, s) = x;
-        m.host.launch_pace_measured = true;
-      }
-    }
-    int missing = 0;
-    std::string first_missing;
-    for (std::size_t r = 0; r < R; ++r)
-      if (!m.has_rank[r]) {
-        if (missing < 8) first_missing += (missing ? ", " : "") + std::to_string(r);
-        ++missing;
-      }
-    if (missing > 0)
-      notes_.push_back(std::to_string(missing) + " of " + std::to_string(R) + " ranks have no data (" + first_missing +
-                       (missing > 8 ? ", ..." : "") + "): diagnosed without them");
-    if (host_traces_ > 0)
-      notes_.push_back(std::to_string(host_traces_) +
-                       " trace(s) have no GPU activity: their steps are measured on the host (compute and "
-                       "communication are CPU operator time, collectives' waits included; idle is time no operator "
-                       "ran)");
-    for (const auto& [marker, traces] : inferred_)
-      notes_.push_back(std::to_string(traces) +
-                       " trace(s) have no ProfilerStep#N annotations (profiled without "
-                       "prof.step()): their steps are the iterations between the ends of consecutive \"" +
-                       marker + "\" annotations, numbered from 0");
-    if (skipped_events_ > 0)
-      notes_.push_back(std::to_string(skipped_events_) +
-                       " kernel events were skipped by the compressor (see the summaries)");
-    m.notes = std::move(notes_);
-    m.windows = std::move(windows_);
-    m.kernel_names = std::move(kernel_names_);
-    m.kernel_classes = std::move(kernel_classes_);
-    m.source = source_traces_ && source_windows_ ? "traces and summaries" : source_traces_ ? "traces" : "summaries";
-    *this = job_model_builder(opt_);
-    return m;
-  }
+  FAILSLOW_FUNC job_model finish();
 
  private:
   static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -479,23 +338,7 @@ class job_model_builder {
     windows_.push_back(std::move(w));
   }
 
-  template <class = void>
-  std::size_t phase_slot(std::string_view name, bool annotated = false) {
-    for (std::size_t p = 0; p < phases_.size(); ++p)
-      if (phases_[p].name == name && phases_[p].annotated == annotated) return p;
-    phase_info info;
-    info.name = std::string(name);
-    info.annotated = annotated;
-    if (!annotated) {
-      const std::size_t p = phases_.size();
-      info.role = p == communication_phase ? phase_role::wait : p == idle_phase ? phase_role::idle : phase_role::work;
-      info.cls = p == communication_phase ? kernel_class::communication
-                 : p == memory_phase      ? kernel_class::memory
-                                          : kernel_class::compute;
-    }
-    phases_.push_back(std::move(info));
-    return phases_.size() - 1;
-  }
+  FAILSLOW_FUNC std::size_t phase_slot(std::string_view name, bool annotated = false);
 
   model_options opt_;
   std::vector<phase_info> phases_;
@@ -514,50 +357,14 @@ class job_model_builder {
 };
 
 /// The model of every trace of a loaded trace set (missing and duplicate ranks become notes).
-template <class = void>
-inline job_model build_job_model(const trace::trace_set& set, model_options options = {}) {
-  if (options.world_size == 0 && set.world_size > 0)
-    options.world_size = static_cast<int>(std::min<std::int64_t>(set.world_size, std::numeric_limits<int>::max()));
-  job_model_builder b(options);
-  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(set.world_size, 0)), false);
-  std::vector<std::string> duplicates, unranked;
-  for (const auto& t : set.traces) {
-    if (t.rank < 0) {
-      unranked.push_back(t.data.source);
-      continue;
-    }
-    if (static_cast<std::size_t>(t.rank) < seen.size() && seen[static_cast<std::size_t>(t.rank)]) {
-      duplicates.push_back(t.data.source);
-      continue;
-    }
-    if (static_cast<std::size_t>(t.rank) < seen.size()) seen[static_cast<std::size_t>(t.rank)] = true;
-    b.add_trace(t.rank, t.data, set.names);
-  }
-  if (!duplicates.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < duplicates.size() && i < 4; ++i) list += (i ? ", " : "") + duplicates[i];
-    if (duplicates.size() > 4) list += ", ...";
-    b.add_note(std::to_string(duplicates.size()) + " trace(s) of a rank that has a trace already, not diagnosed (the " +
-               "first trace of each rank is): " + list);
-  }
-  if (!unranked.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < unranked.size() && i < 4; ++i) list += (i ? ", " : "") + unranked[i];
-    if (unranked.size() > 4) list += ", ...";
-    b.add_note(std::to_string(unranked.size()) + " trace(s) of unknown rank (no distributedInfo, no rank in the file " +
-               "name), not diagnosed: " + list);
-  }
-  for (const auto& f : set.skipped_files) b.add_note(f + ": not a trace (no traceEvents), skipped");
-  return b.finish();
-}
+FAILSLOW_FUNC job_model build_job_model(const trace::trace_set& set, model_options options = {});
 
 /// The model of a .fsum byte stream in memory, decoded one window at a time.
-template <class = void>
-inline job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
-                                                std::string_view source = "<fsum>") {
-  job_model_builder b(std::move(options));
-  b.add_summaries(bytes, std::string(source));
-  return b.finish();
-}
+FAILSLOW_FUNC job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
+                                                       std::string_view source = "<fsum>");
 
 }  // namespace failslow::diagnose
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/diagnose/impl/job_model.ipp"
+#endif

@@ -7,9 +7,9 @@
 // (tests/reference/gen_diagnose_fixtures.py) to 1e-10 relative.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
+
+#include "failslow/core/compile_mode.hpp"
 
 namespace failslow::diagnose::detail {
 
@@ -17,27 +17,10 @@ namespace failslow::diagnose::detail {
 /// rate the binomial tail is taken at (0 in 48 cells is not known to be below 1 %).
 inline double jeffreys_rate(double k, double n) noexcept { return n > 0 ? (k + 0.5) / (n + 1) : 0.0; }
 
-template <class = void>
-inline double binomial_upper_tail(std::uint64_t k, std::uint64_t n, double p) noexcept {
-  if (k == 0) return 1.0;
-  if (k > n || !(p > 0)) return 0.0;
-  if (p >= 1) return 1.0;
-  const double nd = static_cast<double>(n), lp = std::log(p), lq = std::log1p(-p);
-  auto log_term = [&](std::uint64_t j) {
-    const double jd = static_cast<double>(j);
-    return std::lgamma(nd + 1) - std::lgamma(jd + 1) - std::lgamma(nd - jd + 1) + jd * lp + (nd - jd) * lq;
-  };
-  // The largest term of the tail: at the mode when the mode is inside [k, n], else at k.
-  const auto mode = static_cast<std::uint64_t>(std::floor((nd + 1) * p));
-  const std::uint64_t top = std::clamp(mode, k, n);
-  const double lmax = log_term(top);
-  double sum = 0;
-  for (std::uint64_t j = k; j <= n; ++j) {
-    const double t = std::exp(log_term(j) - lmax);
-    sum += t;
-    if (j > top && t < 1e-17 * sum) break;
-  }
-  return std::min(1.0, std::exp(lmax) * sum);
-}
+FAILSLOW_FUNC double binomial_upper_tail(std::uint64_t k, std::uint64_t n, double p) noexcept;
 
 }  // namespace failslow::diagnose::detail
+
+#if FAILSLOW_HEADER_ONLY
+#include "failslow/diagnose/detail/impl/binomial_tail.ipp"
+#endif
