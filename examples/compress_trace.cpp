@@ -5,6 +5,7 @@
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/merge.hpp>
 #include <failslow/compress/trace_windows.hpp>
+#include <failslow/stats/wasserstein.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
 #include <fstream>

@@ -6,6 +6,7 @@
 // that did slow down is found.
 //   ./example_pipeline_roles
 #include <cstdio>
+#include <failslow/diagnose/detail/rank_list.hpp>  // "0-3, 8" lists of ranks
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/roles.hpp>
 #include <failslow/sim/summaries.hpp>

@@ -5,6 +5,7 @@
 #include <exception>
 #include <failslow/io/detail/file_bytes.hpp>  // advise_huge_pages
 #include <failslow/io/value_reader.hpp>
+#include <failslow/stats/detail/radix_sort.hpp>  // sort_nonnegative
 #include <failslow/stats/lognormal.hpp>
 #include <failslow/stats/summary.hpp>
 #include <failslow/stats/valleys.hpp>

@@ -22,9 +22,14 @@ if(MODE STREQUAL "add_subdirectory")
 else()
   # Install failslow alone (no tests, no examples) into a temporary prefix.
   set(prefix "${WORK_DIR}/prefix")
+  # pkg-config compiles the header-only consumer: no need to build failslow::compiled there.
+  set(compiled ON)
+  if(MODE STREQUAL "pkg_config")
+    set(compiled OFF)
+  endif()
   run(${CMAKE_COMMAND} ${common} -S ${FAILSLOW_SOURCE_DIR} -B ${WORK_DIR}/failslow-build
       -DFAILSLOW_BUILD_TESTS=OFF -DFAILSLOW_BUILD_EXAMPLES=OFF -DFAILSLOW_HEADER_CHECK=OFF
-      -DCMAKE_INSTALL_PREFIX=${prefix} ${components})
+      -DFAILSLOW_COMPILED=${compiled} -DCMAKE_INSTALL_PREFIX=${prefix} ${components})
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/failslow-build)  # failslow::compiled
   run(${CMAKE_COMMAND} --install ${WORK_DIR}/failslow-build)
   foreach(f include/failslow/failslow.hpp share/cmake/failslow/failslowConfig.cmake
