@@ -10,9 +10,7 @@
 
 #include "failslow/detect/pelt.hpp"
 
-namespace failslow::detect {
-
-namespace detail {
+namespace failslow::detect::detail {
 
 FAILSLOW_INLINE changepoint_result penalised_search(const segment_cost& cost, std::size_t m, bool prune) {
   const std::size_t n = cost.size();
@@ -63,6 +61,4 @@ FAILSLOW_INLINE changepoint_result penalised_search(const segment_cost& cost, st
   return cost.make_result(std::move(ascending), evals);
 }
 
-}  // namespace detail
-
-}  // namespace failslow::detect
+}  // namespace failslow::detect::detail

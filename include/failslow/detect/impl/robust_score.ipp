@@ -10,9 +10,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/detect/robust_score.hpp"
 
-namespace failslow::detect {
-
-namespace detail {
+namespace failslow::detect::detail {
 
 FAILSLOW_INLINE relative_score_result score_against(const std::vector<double>& medians,
                                                     const std::vector<double>& reference, double threshold) {
@@ -31,6 +29,4 @@ FAILSLOW_INLINE void check_medians(const std::vector<double>& m, const char* who
     if (!std::isfinite(v) || !(v > 0.0)) throw domain_error(std::string(who) + ": medians must be finite and > 0");
 }
 
-}  // namespace detail
-
-}  // namespace failslow::detect
+}  // namespace failslow::detect::detail

@@ -10,9 +10,7 @@
 
 #include "failslow/stats/valleys.hpp"
 
-namespace failslow::stats {
-
-namespace detail {
+namespace failslow::stats::detail {
 
 // Candidate valley indices of f (strict descent in, non-strict ascent out: plateaus count once).
 inline std::vector<std::size_t> local_minima(const std::vector<double>& f) {
@@ -84,6 +82,4 @@ FAILSLOW_INLINE std::vector<std::size_t> select_valleys(const std::vector<double
   return valleys;
 }
 
-}  // namespace detail
-
-}  // namespace failslow::stats
+}  // namespace failslow::stats::detail
