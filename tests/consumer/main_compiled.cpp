@@ -46,8 +46,7 @@ int main() {
   const auto culprits = run.truth.faulty_ranks();
   bool named = false;
   for (const auto& f : report.findings)
-    for (int r : f.ranks)
-      named = named || std::find(culprits.begin(), culprits.end(), r) != culprits.end();
+    for (int r : f.ranks) named = named || std::find(culprits.begin(), culprits.end(), r) != culprits.end();
   std::cout << "failslow::compiled: " << (ok ? "ok" : "FAILED") << ", diagnosis "
             << (named ? "names the faulty rank" : "MISSED the faulty rank") << '\n';
   return ok && named ? 0 : 1;

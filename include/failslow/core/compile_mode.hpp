@@ -26,6 +26,8 @@
 //   a program on one of them).
 #pragma once
 
+// One marker per line reads better than the formatter's three.
+// clang-format off
 #if !defined(FAILSLOW_SEPARATE_COMPILATION)
 #define FAILSLOW_HEADER_ONLY 1
 #define FAILSLOW_FUNC template <class = void> inline
@@ -41,3 +43,4 @@
 #define FAILSLOW_FUNC_DEF
 #define FAILSLOW_INLINE
 #endif
+// clang-format on

@@ -68,7 +68,8 @@ struct slow_host_result {
 };
 
 /// L4 hosts: the ranks whose hosts launch their kernels slower than their peers' hosts (synopsis).
-FAILSLOW_FUNC slow_host_result find_slow_hosts(const job_model& m, const topology& topo, const slow_host_options& o = {});
+FAILSLOW_FUNC slow_host_result find_slow_hosts(const job_model& m, const topology& topo,
+                                               const slow_host_options& o = {});
 
 }  // namespace failslow::diagnose
 

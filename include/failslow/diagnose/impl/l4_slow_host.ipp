@@ -22,7 +22,8 @@ FAILSLOW_FUNC_DEF l2_options default_slow_host_test() {
   return o;
 }
 
-FAILSLOW_FUNC_DEF slow_host_result find_slow_hosts(const job_model& m, const topology& topo, const slow_host_options& o) {
+FAILSLOW_FUNC_DEF slow_host_result find_slow_hosts(const job_model& m, const topology& topo,
+                                                   const slow_host_options& o) {
   if (topo.world_size() != m.world_size)
     throw invalid_argument("find_slow_hosts: topology of " + std::to_string(topo.world_size()) +
                            " ranks for a job of " + std::to_string(m.world_size));
