@@ -4,6 +4,7 @@
 // straggler), independent of how the diagnosis measured it.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <failslow/diagnose/detail/rank_list.hpp>  // detail::placement
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/io/analyzer_context.hpp>
 #include <regex>

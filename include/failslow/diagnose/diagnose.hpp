@@ -116,16 +116,6 @@ struct diagnose_options {
   bool layout_assumed = false;            ///< the layout was guessed: l2_options::layout_assumed
 };
 
-namespace detail {
-
-/// "tp:1, dp:4, stage 2": where a rank sits (dimensions of size > 1).
-FAILSLOW_FUNC std::string placement(const topology& topo, int rank);
-
-/// "rank 39 (tp:19, dp:5, stage 2)": a rank as sentences name it.
-FAILSLOW_FUNC std::string rank_placed(const topology& topo, int rank);
-
-}  // namespace detail
-
 /// L1 + L2 on a model; the report of failslow.report/1.
 FAILSLOW_FUNC report diagnose(const job_model& m, const topology& topo, const diagnose_options& o = {});
 

@@ -40,21 +40,6 @@ inline std::string step_range(std::int64_t a, std::int64_t b) {
   return a == b ? "step " + std::to_string(a) : "steps " + std::to_string(a) + "-" + std::to_string(b);
 }
 
-FAILSLOW_FUNC_DEF std::string placement(const topology& topo, int rank) {
-  std::string s;
-  for (parallel_dim d : all_parallel_dims) {
-    if (topo.size(d) <= 1) continue;
-    if (!s.empty()) s += ", ";
-    s += d == parallel_dim::pp ? "stage " + std::to_string(topo.coordinate(rank, d)) : topo.group_name(rank, d);
-  }
-  return s;
-}
-
-FAILSLOW_FUNC_DEF std::string rank_placed(const topology& topo, int rank) {
-  const std::string where = placement(topo, rank);
-  return "rank " + std::to_string(rank) + (where.empty() ? "" : " (" + where + ")");
-}
-
 /// A finding of `level` and `kind` over model steps [first, last] (indices into m.steps).
 template <class = void>
 inline finding finding_over(const job_model& m, const char* level, const char* kind, std::size_t first,

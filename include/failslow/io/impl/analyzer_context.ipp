@@ -13,7 +13,7 @@
 #include "failslow/core/error.hpp"
 #include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
-#include "failslow/diagnose/diagnose.hpp"
+#include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/io/analyzer_context.hpp"
 #include "failslow/io/detail/text_format.hpp"

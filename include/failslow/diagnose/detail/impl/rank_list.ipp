@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "failslow/core/topology.hpp"
 #include "failslow/diagnose/detail/rank_list.hpp"
 
 namespace failslow::diagnose::detail {
@@ -30,6 +31,21 @@ FAILSLOW_FUNC_DEF std::string rank_list(std::vector<int> ranks, std::size_t show
   }
   if (i < ranks.size()) s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
   return s;
+}
+
+FAILSLOW_FUNC_DEF std::string placement(const topology& topo, int rank) {
+  std::string s;
+  for (parallel_dim d : all_parallel_dims) {
+    if (topo.size(d) <= 1) continue;
+    if (!s.empty()) s += ", ";
+    s += d == parallel_dim::pp ? "stage " + std::to_string(topo.coordinate(rank, d)) : topo.group_name(rank, d);
+  }
+  return s;
+}
+
+FAILSLOW_FUNC_DEF std::string rank_placed(const topology& topo, int rank) {
+  const std::string where = placement(topo, rank);
+  return "rank " + std::to_string(rank) + (where.empty() ? "" : " (" + where + ")");
 }
 
 }  // namespace failslow::diagnose::detail
