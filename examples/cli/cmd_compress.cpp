@@ -20,6 +20,7 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/compress/fidelity.hpp>
 #include <failslow/compress/trace_windows.hpp>
+#include <failslow/core/detail/splitmix.hpp>
 #include <failslow/io/output_file.hpp>
 #include <failslow/trace/steps.hpp>
 #include <failslow/trace/trace_set.hpp>
@@ -66,12 +67,7 @@ const char* to_string(fidelity_mode m) {
   return m == fidelity_mode::all ? "all" : m == fidelity_mode::off ? "off" : "sample";
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using failslow::detail::splitmix64;
 
 // The subcommand's own names, with the library's in reach.
 namespace compress_cmd {

@@ -46,6 +46,7 @@
 
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/compile_mode.hpp"
+#include "failslow/core/detail/splitmix.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -300,13 +301,7 @@ class window_buffer {
     }
   }
 
-  double uniform01() noexcept {  // splitmix64 -> [0, 1)
-    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
+  double uniform01() noexcept { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
   std::size_t cap_;
   name_id key_limit_;
@@ -320,7 +315,7 @@ class window_buffer {
   skip_counts skipped_{};
   std::uint64_t subsampled_ = 0, events_ = 0, epoch_ = 1;
   std::int64_t start_ = 0, end_ = 0;
-  std::uint64_t rng_;
+  failslow::detail::splitmix64_engine rng_;
 };
 
 inline void check_config(const compressor_config& cfg) {

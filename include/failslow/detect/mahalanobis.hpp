@@ -25,7 +25,8 @@
 //                                        workers are outliers).
 //                                        Robust to up to (N - h) / N contaminated workers, where the
 //                                        others are masked by the outliers they pull the mean to.
-//                                        Random starts from a caller-given seed (deterministic).
+//                                        Random starts from a caller-given seed, drawn with
+//                                        core/detail/splitmix.hpp: the same on every standard library.
 //   Features are first standardised (standardize = true): centred and divided by their sd
 //   (sample, ledoit_wolf) or their 1.4826 MAD (mcd; the sd if the MAD is 0), so shrinkage towards
 //   a multiple of I treats all features alike; the distances do not depend on the features'

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "failslow/core/compile_mode.hpp"
+#include "failslow/core/detail/splitmix.hpp"
 #include "failslow/core/event.hpp"
 #include "failslow/core/name_table.hpp"
 #include "failslow/trace/tree.hpp"
@@ -38,13 +39,12 @@ namespace failslow::trace {
 
 FAILSLOW_INLINE std::uint64_t fnv1a64(std::string_view s) noexcept;
 
-// splitmix64 finaliser
-FAILSLOW_INLINE std::uint64_t mix64(std::uint64_t x) noexcept;
-
 FAILSLOW_INLINE std::uint32_t child_bucket(std::uint32_t c) noexcept;
 
 inline std::uint64_t node_feature(std::string_view name, std::uint32_t depth, std::uint32_t child_count) noexcept {
-  return mix64(fnv1a64(name) ^ mix64((static_cast<std::uint64_t>(depth) << 8) | child_bucket(child_count)));
+  return failslow::detail::splitmix64(
+      fnv1a64(name) ^
+      failslow::detail::splitmix64((static_cast<std::uint64_t>(depth) << 8) | child_bucket(child_count)));
 }
 
 inline double simhash_similarity(std::uint64_t a, std::uint64_t b) noexcept {

@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <utility>
 #include <vector>
 
+#include "failslow/core/detail/splitmix.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/stats/detail/incomplete_gamma.hpp"
 
@@ -298,16 +298,14 @@ class fast_mcd {
 
   // Moves a uniformly random k-subset of v to its front (partial Fisher-Yates).
   void partial_shuffle(std::vector<Index>& v, std::size_t k) {
-    for (std::size_t i = 0; i < k && i + 1 < v.size(); ++i) {
-      std::uniform_int_distribution<std::size_t> pick(i, v.size() - 1);
-      std::swap(v[i], v[pick(rng_)]);
-    }
+    for (std::size_t i = 0; i < k && i + 1 < v.size(); ++i)
+      std::swap(v[i], v[i + static_cast<std::size_t>(failslow::detail::uniform_index(rng_, v.size() - i))]);
   }
 
   const Matrix& z_;
   Index n_, p_, h_;
   std::size_t starts_;
-  std::mt19937_64 rng_;
+  failslow::detail::splitmix64_engine rng_;  // the same starts on every standard library
 };
 
 }  // namespace failslow::detect::detail

@@ -3,32 +3,29 @@
 // Synopsis
 //   The standard library's distributions (std::normal_distribution, ...) are
 //   implementation-defined, so the same seed would give other traces under libstdc++ and
-//   libc++. Everything here is defined bit for bit:
-//     splitmix64(x)                  Steele/Lea/Flood's 64-bit finaliser (a bijection)
+//   libc++. Everything here is defined bit for bit (splitmix64 and uniform_index live in
+//   core/detail/splitmix.hpp):
 //     key(seed, a, b, c, d)          a 64-bit hash of up to five integers
 //     uniform01(k)                   (k >> 11) * 2^-53, in [0, 1)
 //     standard_normal(k)             Box-Muller from two uniforms derived from k
 //     lognormal_factor(sigma, k)     exp(sigma * Z - sigma^2 / 2): mean 1
 //   Counter-based: a draw depends only on its key, never on how many draws came before, so a
 //   fault that adds or removes work changes nothing else in a simulated job.
-//   fault placement uses std::mt19937_64 (whose output sequence the standard fixes) through
-//   uniform_index(), which is defined here by rejection sampling.
+//   Fault placement uses std::mt19937_64 (whose output sequence the standard fixes) through
+//   uniform_index(), which is defined by rejection sampling.
 // Complexity: O(1) per draw.
 // Errors: none (callers validate sigma and bounds).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-#include <random>
+
+#include "failslow/core/detail/splitmix.hpp"
 
 namespace failslow::sim::detail {
 
-constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using failslow::detail::splitmix64;
+using failslow::detail::uniform_index;
 
 /// Hash of a seed and up to four integers (order matters).
 constexpr std::uint64_t key(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0,
@@ -57,16 +54,6 @@ inline double standard_normal(std::uint64_t k) noexcept {
 inline double lognormal_factor(double sigma, std::uint64_t k) noexcept {
   if (sigma <= 0) return 1.0;
   return std::exp(sigma * standard_normal(k) - 0.5 * sigma * sigma);
-}
-
-/// Uniform integer in [0, n) from an mt19937_64 by rejection (n >= 1).
-inline std::uint64_t uniform_index(std::mt19937_64& g, std::uint64_t n) noexcept {
-  if (n <= 1) return 0;
-  const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % n);
-  for (;;) {
-    const std::uint64_t x = g();
-    if (x < limit) return x % n;
-  }
 }
 
 }  // namespace failslow::sim::detail

@@ -28,13 +28,6 @@ FAILSLOW_INLINE std::uint64_t fnv1a64(std::string_view s) noexcept {
   return h;
 }
 
-FAILSLOW_INLINE std::uint64_t mix64(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 FAILSLOW_INLINE std::uint32_t child_bucket(std::uint32_t c) noexcept {
   std::uint32_t b = 0;
   while (c != 0 && b < 32) {
