@@ -34,9 +34,15 @@ inline std::string launch_shape_key(std::string_view name, const std::array<std:
                                     const std::array<std::uint32_t, 3>& block) {
   std::string key(name);
   key += " <<<";
-  for (std::size_t i = 0; i < 3; ++i) key += (i ? "x" : "") + std::to_string(grid[i]);
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (i) key += 'x';
+    key += std::to_string(grid[i]);
+  }
   key += ", ";
-  for (std::size_t i = 0; i < 3; ++i) key += (i ? "x" : "") + std::to_string(block[i]);
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (i) key += 'x';
+    key += std::to_string(block[i]);
+  }
   key += ">>>";
   return key;
 }

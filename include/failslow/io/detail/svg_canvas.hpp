@@ -49,7 +49,7 @@ FAILSLOW_INLINE std::string fnv1a_hex(std::string_view s);
 /// "16,384": thousands separated, for figure text.
 inline std::string grouped(std::size_t n) {
   std::string s = std::to_string(n);
-  for (std::size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, ",");
+  for (std::size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, 1, ',');
   return s;
 }
 

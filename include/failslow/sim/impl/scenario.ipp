@@ -43,7 +43,10 @@ namespace detail {
 
 inline std::string join_ranks(const std::vector<int>& r) {
   std::string s;
-  for (std::size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + std::to_string(r[i]);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(r[i]);
+  }
   return s;
 }
 
