@@ -111,8 +111,6 @@ template double chi2_quantile<double>(double, double);
 template double chi2_sf<double>(double, double);
 template double mahalanobis_threshold<double>(Eigen::Index, Eigen::Index, double, outlier_threshold);
 template double in_sample_false_alarm_rate<double>(Eigen::Index, Eigen::Index, double);
-template mahalanobis_model fit_mahalanobis<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
-                                                            const mahalanobis_options&);
 template outlier_report detect_outlier_workers<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
                                                                 const mahalanobis_options&);
 template double ewma_arl<double>(double, double, double, std::size_t);

@@ -229,8 +229,6 @@ extern template double chi2_quantile<double>(double, double);
 extern template double chi2_sf<double>(double, double);
 extern template double mahalanobis_threshold<double>(Eigen::Index, Eigen::Index, double, outlier_threshold);
 extern template double in_sample_false_alarm_rate<double>(Eigen::Index, Eigen::Index, double);
-extern template mahalanobis_model fit_mahalanobis<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
-                                                                   const mahalanobis_options&);
 extern template outlier_report detect_outlier_workers<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
                                                                        const mahalanobis_options&);
 #endif
