@@ -3,6 +3,8 @@
 // over seeds and layouts; the W1 evidence consistent with the per-launch means.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <failslow/core/detail/splitmix.hpp>
+#include <failslow/diagnose/detail/median_vectors.hpp>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_host.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
@@ -240,6 +242,61 @@ TEST_CASE("L3 names a slow pipeline stage against its own history", "[diagnose][
     // No rank of the stage is called a straggler: they are all slow together.
     CHECK(of_kind(r.rep, "straggler").empty());
     CHECK(sim::score_case(r.truth, r.rep).counts.false_positives == 0);
+  }
+}
+
+TEST_CASE("each member's reference is the median of the others' quantile vectors", "[diagnose][l3]") {
+  failslow::detail::splitmix64_engine rng(0x5eed);
+  for (std::size_t n = 2; n <= 9; ++n)
+    for (int round = 0; round < 20; ++round) {
+      const std::size_t k = 7;
+      std::vector<std::vector<double>> data(n, std::vector<double>(k));
+      for (auto& row : data)  // values 0-4: many ties
+        for (double& v : row) v = static_cast<double>(failslow::detail::uniform_index(rng, 5));
+      std::vector<const double*> rows;
+      for (const auto& row : data) rows.push_back(row.data());
+      std::vector<double> loo, all;
+      diagnose::detail::leave_one_out_median_vectors(rows, k, loo);
+      diagnose::detail::median_vector(rows, k, all);
+      REQUIRE(loo.size() == n * k);
+      for (std::size_t u = 0; u < k; ++u) {
+        std::vector<double> col;
+        for (std::size_t i = 0; i < n; ++i) col.push_back(data[i][u]);
+        CHECK(all[u] == stats::median(col));
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<double> others;
+          for (std::size_t j = 0; j < n; ++j)
+            if (j != i) others.push_back(data[j][u]);
+          INFO("n " << n << " member " << i << " column " << u);
+          CHECK(loo[i * k + u] == stats::median(others));
+        }
+      }
+    }
+  std::vector<double> out;
+  diagnose::detail::leave_one_out_median_vectors({}, 4, out);
+  CHECK(out.empty());
+}
+
+TEST_CASE("groups of 4, a bimodal kernel at 2 launches a step: the faulty rank, no healthy one", "[diagnose][l3]") {
+  // flash_bwd has a slow mode in 15 % of launches; with 2 launches a step one of 16 ranks draws
+  // many more slow steps than its 3 peers by chance. Compared with a median it was part of, its
+  // slow steps hid its peers' where they coincided, and it was a 1.19x "degraded kernel" over 4
+  // steps (seed 52716, found by bench/random_sweep.py). The other seeds vary the draws.
+  for (std::uint64_t seed : {52716u, 7u, 1234u}) {
+    auto cfg = failslow_test::calibrated_config("tp=2,pp=2,dp=2,cp=2", seed, 40);
+    cfg.noise = 1.5;
+    cfg.microbatches = 2;
+    cfg.layers_per_stage = 1;
+    cfg.first_step = 4420;
+    sim::scenario_options so;
+    so.onset = 24;
+    auto tj = failslow_test::simulate_traces(cfg, sim::scenario::thermal_drift, so);
+    const auto model = model_of_traces(tj);
+    const auto rep = diagnose::diagnose(model, tj.job.topo);
+    const auto score = sim::score_case(tj.job.truth, rep);
+    INFO("seed " << seed << "\n" << describe(rep));
+    CHECK(score.counts.false_positives == 0);
+    CHECK(score.counts.localised == score.counts.faults);
   }
 }
 

@@ -12,13 +12,17 @@
 //   the W1 distance of its duration distribution to its group's:
 //       Q_it = quantile vector of the key's reconstructed summary on rank i, step t
 //              (stats/quantile_grid.hpp, K = options.quantiles, truncated clusters)
-//       M_t  = the element-wise median of Q_it over the comparable ranks i (routing rules:
-//              same pipeline stage and tp index, MoE keys within the EP group, ...)
-//       W_it = mean_k |Q_it(u_k) - M_t(u_k)|                    (W1 to the group's distribution)
-//       x_it = mean(M_t) + sign(mean(Q_it) - mean(M_t)) W_it
+//       M_it = the element-wise median of Q_jt over the other comparable ranks j != i (routing
+//              rules: same pipeline stage and tp index, MoE keys within the EP group, ...;
+//              diagnose/detail/median_vectors.hpp)
+//       W_it = mean_k |Q_it(u_k) - M_it(u_k)|                (W1 to the others' distribution)
+//       x_it = mean(M_it) + sign(mean(Q_it) - mean(M_it)) W_it
 //   so x - median x is the signed W1 and L2's robust scale is the group's own spread of
 //   distances: a kernel is degraded on a rank when its distance is large relative to that
-//   spread, over min_steps steps. A rank without comparable ranks keeps x = mean(Q_it) and is
+//   spread, over min_steps steps. The rank is left out of its own reference: in a group of 4,
+//   two ranks slow in the same step (a bimodal kernel's slow launches) would pull the median
+//   halfway and hide each other, so ranks whose slow steps seldom coincide with another's were
+//   elevated more often than their peers by chance alone. A rank without comparable ranks keeps x = mean(Q_it) and is
 //   judged against its own history. A claim in a group of fewer than 8 ranks, or against the
 //   rank's own history, needs its costliest kernel small_group_effect (3 %) slower per launch.
 //   Per rank, the kernels found are ranked by the time they cost per step (excess per launch x

@@ -23,6 +23,7 @@
 #include "failslow/detect/fdr.hpp"
 #include "failslow/detect/mahalanobis.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
+#include "failslow/diagnose/detail/median_vectors.hpp"
 #include "failslow/diagnose/detail/rank_list.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
@@ -125,17 +126,6 @@ inline double mean_of(const double* q, std::size_t k) {
   double s = 0;
   for (std::size_t i = 0; i < k; ++i) s += q[i];
   return s / static_cast<double>(k);
-}
-
-// Element-wise median of the rows (each of k values) into out.
-template <class = void>
-inline void median_vector(const std::vector<const double*>& rows, std::size_t k, std::vector<double>& out) {
-  out.assign(k, l3_nan);
-  std::vector<double> col(rows.size());
-  for (std::size_t u = 0; u < k; ++u) {
-    for (std::size_t i = 0; i < rows.size(); ++i) col[i] = rows[i][u];
-    out[u] = stats::median(col);
-  }
 }
 
 // Per step the rank's mean per launch against the peers' median (medians over the steps); with
@@ -322,10 +312,16 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
           }
           rows.clear();
           for (std::size_t i = 0; i < who.size(); ++i) rows.push_back(qbuf.data() + i * K);
-          detail::median_vector(rows, K, med);
-          const double ref = detail::mean_of(med.data(), K);
+          // Each rank against the median distribution of the others: with the rank in its own
+          // reference, two ranks slow in one step (a bimodal kernel's slow launches) pull a
+          // 4-rank group's median halfway and neither looks slow, so the ranks whose slow steps
+          // rarely coincide with another's were elevated more often than their peers (a healthy
+          // rank's 17 slow-mode steps of 40 were a degraded kernel at p 3e-4).
+          detail::leave_one_out_median_vectors(rows, K, med);
           for (std::size_t i = 0; i < who.size(); ++i) {
-            const double w = stats::wasserstein1_quantiles(rows[i], med.data(), K);
+            const double* others = med.data() + i * K;
+            const double ref = detail::mean_of(others, K);
+            const double w = stats::wasserstein1_quantiles(rows[i], others, K);
             const double shift = detail::mean_of(rows[i], K) - ref;
             km.phase_ns(static_cast<std::size_t>(who[i]), p, s) = ref + (shift >= 0 ? w : -w);
           }
