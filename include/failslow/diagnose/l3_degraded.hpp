@@ -22,9 +22,10 @@
 //   spread, over min_steps steps. The rank is left out of its own reference: in a group of 4,
 //   two ranks slow in the same step (a bimodal kernel's slow launches) would pull the median
 //   halfway and hide each other, so ranks whose slow steps seldom coincide with another's were
-//   elevated more often than their peers by chance alone. A rank without comparable ranks keeps x = mean(Q_it) and is
-//   judged against its own history. A claim in a group of fewer than 8 ranks, or against the
-//   rank's own history, needs its costliest kernel small_group_effect (3 %) slower per launch.
+//   elevated more often than their peers by chance alone. A rank without comparable ranks
+//   keeps x = mean(Q_it) and is judged against its own history. A claim in a group of fewer
+//   than 8 ranks, or against the rank's own history, needs its costliest kernel
+//   small_group_effect (3 %) slower per launch.
 //   Per rank, the kernels found are ranked by the time they cost per step (excess per launch x
 //   launches); evidence: the W1 over the claimed steps of the rank's distribution (its quantile
 //   vectors averaged over the steps, the 1-D Wasserstein barycenter) to the peers' median

@@ -7,8 +7,9 @@
 // again a quantile function, the median distribution). L3 compares each rank's distribution with
 // the median of the others' (l3_degraded.hpp): with the rank in its own reference, two ranks slow
 // in one step pull a 4-rank group's median halfway and neither looks slow.
-// Complexity: O(k n log n) for both (each column sorted once: without member i the middle of the
-// others is the sorted column's middle, moved by one where i sits at or below it).
+// Complexity: median_vector O(k n) (a selection per column); leave_one_out_median_vectors
+// O(k n log n) (each column sorted once: without member i the middle of the others is the
+// sorted column's middle, moved by one where i sits at or below it).
 // Accuracy: exact (an even count averages its two middle values, as stats::median).
 // Errors: none; n = 0 gives NaN rows (n = 1: leave-one-out has no others, NaN).
 #pragma once

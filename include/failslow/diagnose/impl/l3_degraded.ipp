@@ -312,11 +312,7 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
           }
           rows.clear();
           for (std::size_t i = 0; i < who.size(); ++i) rows.push_back(qbuf.data() + i * K);
-          // Each rank against the median distribution of the others: with the rank in its own
-          // reference, two ranks slow in one step (a bimodal kernel's slow launches) pull a
-          // 4-rank group's median halfway and neither looks slow, so the ranks whose slow steps
-          // rarely coincide with another's were elevated more often than their peers (a healthy
-          // rank's 17 slow-mode steps of 40 were a degraded kernel at p 3e-4).
+          // Each rank against the median distribution of the others (why: the synopsis).
           detail::leave_one_out_median_vectors(rows, K, med);
           for (std::size_t i = 0; i < who.size(); ++i) {
             const double* others = med.data() + i * K;
