@@ -1,9 +1,13 @@
 // KAT inter-worker: 12 features per worker for one traced event; which workers are unusual?
 //   ./example_detect_mahalanobis
 #include <Eigen/Dense>
+#include <cmath>
+#include <cstddef>
 #include <failslow/detect/mahalanobis.hpp>
+#include <failslow/detect/mahalanobis_rows.hpp>
 #include <iostream>
 #include <random>
+#include <vector>
 
 int main() {
   using namespace failslow::detect;
@@ -27,4 +31,17 @@ int main() {
 
   o.estimator = covariance_estimator::mcd;  // robust: a whole rack of slow workers cannot hide
   std::cout << "MCD flags " << detect_outlier_workers(x, o).outliers.size() << " worker(s)\n";
+
+  // The same detector without Eigen (detect/mahalanobis_rows.hpp): a row-major array of doubles,
+  // here worker 42 scored against the other 255 (leave one out, as the diagnosis's L3 does).
+  const auto n = static_cast<std::size_t>(workers), d = static_cast<std::size_t>(features);
+  std::vector<double> others;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d && i != 42; ++j)
+      others.push_back(x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
+  const mahalanobis_fit fit = fit_mahalanobis_rows(others.data(), n - 1, d);
+  std::vector<double> w42(d);
+  for (std::size_t j = 0; j < d; ++j) w42[j] = x(42, static_cast<Eigen::Index>(j));
+  std::cout << "worker 42 against the others: D = " << std::sqrt(fit.squared_distance(w42.data())) << ", threshold "
+            << mahalanobis_threshold(fit.dof(), fit.workers) << '\n';
 }

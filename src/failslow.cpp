@@ -45,6 +45,7 @@
 #include "failslow/detect/ewma_design.hpp"
 #include "failslow/detect/fdr.hpp"
 #include "failslow/detect/mahalanobis.hpp"
+#include "failslow/detect/mahalanobis_rows.hpp"
 #include "failslow/detect/pelt.hpp"
 #include "failslow/detect/ratio_gate.hpp"
 #include "failslow/detect/robust_score.hpp"
@@ -109,8 +110,8 @@
 namespace failslow::detect {
 template double chi2_quantile<double>(double, double);
 template double chi2_sf<double>(double, double);
-template double mahalanobis_threshold<double>(Eigen::Index, Eigen::Index, double, outlier_threshold);
-template double in_sample_false_alarm_rate<double>(Eigen::Index, Eigen::Index, double);
+template double mahalanobis_threshold<double>(std::ptrdiff_t, std::ptrdiff_t, double, outlier_threshold);
+template double in_sample_false_alarm_rate<double>(std::ptrdiff_t, std::ptrdiff_t, double);
 template outlier_report detect_outlier_workers<Eigen::MatrixXd>(const Eigen::MatrixBase<Eigen::MatrixXd>&,
                                                                 const mahalanobis_options&);
 template double ewma_arl<double>(double, double, double, std::size_t);

@@ -337,3 +337,138 @@ TEST_CASE("mahalanobis: a fitted model scores new workers, float input, errors",
   CHECK_THROWS_AS(detect_outlier_workers(ref, bad), failslow::invalid_argument);
   CHECK_THROWS_AS(in_sample_false_alarm_rate(5, 4, 3.0), failslow::invalid_argument);
 }
+
+// The core without Eigen (detect/mahalanobis_rows.hpp) and its decompositions, against Eigen's.
+#include <failslow/detect/detail/row_matrix.hpp>
+#include <failslow/detect/detail/symmetric_eigen.hpp>
+#include <failslow/detect/mahalanobis_rows.hpp>
+
+namespace {
+
+failslow::detect::detail::row_matrix<double> to_rows(const MatrixXd& m) {
+  failslow::detect::detail::row_matrix<double> r(static_cast<std::size_t>(m.rows()),
+                                                 static_cast<std::size_t>(m.cols()));
+  for (Index i = 0; i < m.rows(); ++i)
+    for (Index j = 0; j < m.cols(); ++j) r(static_cast<std::size_t>(i), static_cast<std::size_t>(j)) = m(i, j);
+  return r;
+}
+
+// Symmetric test matrices: random SPD of several sizes, graded (diagonal 1e-8 .. 1e8 before a
+// rotation), singular (rank-deficient), repeated eigenvalues, diagonal, zero, 1 x 1.
+std::vector<MatrixXd> symmetric_cases() {
+  std::mt19937_64 rng(77);
+  std::vector<MatrixXd> out;
+  for (Index p : {1, 2, 3, 5, 8, 12, 20, 40}) {
+    const MatrixXd g = gaussian(p + 3, p, rng);
+    out.push_back(g.transpose() * g);
+  }
+  for (Index p : {4, 9}) {
+    const MatrixXd g = gaussian(2, p, rng);  // rank 2
+    out.push_back(g.transpose() * g);
+  }
+  {
+    const MatrixXd q = Eigen::HouseholderQR<MatrixXd>(gaussian(6, 6, rng)).householderQ();
+    Eigen::VectorXd ev(6);
+    ev << 1e-8, 1e-4, 1.0, 1.0, 1e4, 1e8;
+    out.push_back(q * ev.asDiagonal() * q.transpose());
+    ev << 2.0, 2.0, 2.0, 5.0, 5.0, 7.0;
+    out.push_back(q * ev.asDiagonal() * q.transpose());
+  }
+  out.push_back(Eigen::Vector3d(3.0, -1.0, 2.0).asDiagonal().toDenseMatrix());
+  out.push_back(MatrixXd::Zero(4, 4));
+  {
+    MatrixXd indefinite = gaussian(7, 7, rng);
+    out.push_back(indefinite + indefinite.transpose());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mahalanobis: the Jacobi eigendecomposition agrees with Eigen's SelfAdjointEigenSolver", "[mahalanobis]") {
+  for (const MatrixXd& a : symmetric_cases()) {
+    const Index p = a.rows();
+    INFO("p " << p << "\n" << a);
+    const auto r = failslow::detect::detail::symmetric_eigen(to_rows(a));
+    const Eigen::SelfAdjointEigenSolver<MatrixXd> es(a);
+    const double norm = std::max(a.norm(), 1e-300);
+    MatrixXd v(p, p);
+    for (Index i = 0; i < p; ++i)
+      for (Index j = 0; j < p; ++j) v(i, j) = r.vectors(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+    for (Index k = 0; k < p; ++k) {
+      const double lambda = r.values[static_cast<std::size_t>(k)];
+      CHECK(std::fabs(lambda - es.eigenvalues()(k)) <= 1e-13 * norm);
+      if (k > 0) CHECK(r.values[static_cast<std::size_t>(k - 1)] <= lambda);
+      CHECK((a * v.col(k) - lambda * v.col(k)).norm() <= 1e-13 * norm);  // residual
+    }
+    CHECK((v.transpose() * v - MatrixXd::Identity(p, p)).norm() <= 1e-13 * static_cast<double>(p));
+  }
+  // Graded, D A D with A well conditioned and D = diag(2^20, 1, 2^-20): Jacobi keeps the smallest
+  // eigenvalue (~1e-12 of the largest) to a relative accuracy (Demmel & Veselic), where a QR-based
+  // solver's error is ~1e-16 of the largest. Reference: 1 / the largest eigenvalue of
+  // D^-1 A^-1 D^-1, which any backward-stable solver gets to a relative 1e-15.
+  MatrixXd a(3, 3);
+  a << 1.0, 0.5, 0.2, 0.5, 1.0, 0.3, 0.2, 0.3, 1.0;
+  const Eigen::Vector3d dg(std::ldexp(1.0, 20), 1.0, std::ldexp(1.0, -20));
+  const MatrixXd graded = dg.asDiagonal() * a * dg.asDiagonal();
+  const MatrixXd inv = dg.cwiseInverse().asDiagonal() * a.inverse() * dg.cwiseInverse().asDiagonal();
+  const double smallest = 1.0 / Eigen::SelfAdjointEigenSolver<MatrixXd>(inv).eigenvalues()(2);
+  const auto r = failslow::detect::detail::symmetric_eigen(to_rows(graded));
+  CHECK(r.values[0] == Approx(smallest).epsilon(1e-12));
+}
+
+TEST_CASE("mahalanobis: Cholesky agrees with Eigen's LLT and fails where it fails", "[mahalanobis]") {
+  for (const MatrixXd& a : symmetric_cases()) {
+    failslow::detect::detail::row_matrix<double> l;
+    const bool ok = failslow::detect::detail::cholesky(to_rows(a), l);
+    const Eigen::LLT<MatrixXd> llt(a);
+    INFO("p " << a.rows());
+    if (!ok) {
+      CHECK(llt.info() != Eigen::Success);
+      continue;
+    }
+    REQUIRE(llt.info() == Eigen::Success);
+    const Index p = a.rows();
+    MatrixXd lm = MatrixXd::Zero(p, p);
+    for (Index i = 0; i < p; ++i)
+      for (Index j = 0; j <= i; ++j) lm(i, j) = l(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+    CHECK((lm * lm.transpose() - a).norm() <= 1e-15 * static_cast<double>(p + 1) * a.norm());  // backward error
+    // The factor itself is as well determined as a is conditioned: compared where cond < 1e8.
+    const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<MatrixXd>(a).eigenvalues();
+    if (ev(p - 1) < 1e8 * ev(0)) {
+      const MatrixXd el = llt.matrixL();
+      CHECK((lm - el).norm() <= 1e-12 * el.norm());
+      CHECK(failslow::detect::detail::cholesky_log_det(l) ==
+            Approx(std::log(a.determinant())).epsilon(1e-10).margin(1e-10));
+    }
+  }
+}
+
+TEST_CASE("mahalanobis: the row-major core equals the Eigen interface and scipy, and checks its input",
+          "[mahalanobis][errors]") {
+  const auto j = failslow_test::detect_fixture("mahalanobis.json");
+  for (const auto& c : j["cases"]) {
+    const MatrixXd x = to_matrix(c["x"]);
+    INFO("case " << c["name"].get<std::string>());
+    const auto rows = to_rows(x);
+    const auto n = static_cast<std::size_t>(x.rows()), d = static_cast<std::size_t>(x.cols());
+    const auto fit = fit_mahalanobis_rows(rows.data.data(), n, d, with(covariance_estimator::ledoit_wolf));
+    CHECK(fit.columns == d);
+    CHECK(fit.shrinkage == Approx(c["lw_shrinkage"].get<double>()).epsilon(1e-9));
+    const auto ref = failslow_test::to_doubles(c["lw_d2"]);
+    for (std::size_t i = 0; i < n; ++i) CHECK(fit.squared_distance(rows.row(i)) == Approx(ref[i]).epsilon(1e-8));
+    const auto model = fit_mahalanobis(x, with(covariance_estimator::ledoit_wolf));
+    const VectorXd d2 = model.squared_distances(x);
+    for (std::size_t i = 0; i < n; ++i)
+      CHECK(fit.squared_distance(rows.row(i)) == Approx(d2(static_cast<Index>(i))).epsilon(1e-13).margin(1e-13));
+  }
+  const double two[] = {1.0, 2.0};
+  CHECK_THROWS_AS(fit_mahalanobis_rows(two, 1, 2), failslow::invalid_argument);
+  CHECK_THROWS_AS(fit_mahalanobis_rows(two, 2, 0), failslow::invalid_argument);
+  CHECK_THROWS_AS(fit_mahalanobis_rows(nullptr, 2, 1), failslow::domain_error);
+  const double inf[] = {1.0, std::numeric_limits<double>::infinity()};
+  CHECK_THROWS_AS(fit_mahalanobis_rows(inf, 2, 1), failslow::domain_error);
+  const auto tiny = fit_mahalanobis_rows(two, 2, 1, {});  // two workers, one feature
+  CHECK(tiny.dof() == 1);
+  CHECK(tiny.squared_distance(two) == Approx(tiny.squared_distance(two + 1)));
+}

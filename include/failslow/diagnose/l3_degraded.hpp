@@ -59,7 +59,7 @@
 //   window of outlier_window steps, each rank's features (log compute and memory time, idle
 //   share of the iteration, log mean per launch of the group's costliest kernels while
 //   2 d + 2 <= N; robustly standardised with a floor per feature) by Mahalanobis distance to
-//   the other ranks of the group (leave one out; detect/mahalanobis.hpp: Ledoit-Wolf,
+//   the other ranks of the group (leave one out; detect/mahalanobis_rows.hpp: Ledoit-Wolf,
 //   threshold sqrt(chi2_0.99(d)) (1 + 1/sqrt(N - 1))); a rank flagged in k of n windows has
 //   p = P(Binomial(n, max(peers' rate, pooled rate, 1 %)) >= k), k >= outlier_min_windows, the
 //   pooled rate the Jeffreys estimate (flags + 1/2) / (cells + 1) over the other ranks of every

@@ -21,7 +21,7 @@
 #include "failslow/core/topology.hpp"
 #include "failslow/detect/ewma.hpp"
 #include "failslow/detect/fdr.hpp"
-#include "failslow/detect/mahalanobis.hpp"
+#include "failslow/detect/mahalanobis_rows.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
 #include "failslow/diagnose/detail/median_vectors.hpp"
 #include "failslow/diagnose/detail/rank_list.hpp"
@@ -667,7 +667,7 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
         }
         std::size_t windows = 0;
         for (std::size_t w = 0; w < W; ++w) {
-          Eigen::MatrixXd X(static_cast<Eigen::Index>(N), static_cast<Eigen::Index>(d));
+          std::vector<double> X(N * d);  // row-major: rank i, feature f at i d + f
           bool complete = true;
           for (std::size_t i = 0; i < N && complete; ++i) {
             const auto r = static_cast<std::size_t>(g.members[i]);
@@ -687,7 +687,7 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
                 complete = false;
                 break;
               }
-              X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = stats::median(v[f]);
+              X[i * d + f] = stats::median(v[f]);
             }
           }
           if (!complete) continue;
@@ -697,14 +697,14 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
           std::vector<double> col(N);
           std::vector<std::vector<double>> dev(N, std::vector<double>(d, 0.0));
           for (std::size_t f = 0; f < d; ++f) {
-            for (std::size_t i = 0; i < N; ++i) col[i] = X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f));
+            for (std::size_t i = 0; i < N; ++i) col[i] = X[i * d + f];
             const double med_f = stats::median(col);
             std::vector<double> ad(N);
             for (std::size_t i = 0; i < N; ++i) ad[i] = std::fabs(col[i] - med_f);
             const double sd = std::max(stats::mad_to_sigma * stats::median(ad), f == 2 ? 0.002 : 0.005);
             for (std::size_t i = 0; i < N; ++i) {
               dev[i][f] = (col[i] - med_f) / sd;
-              X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = dev[i][f];
+              X[i * d + f] = dev[i][f];
             }
           }
           // Each rank against the covariance of the others (leave one out): in-sample, one
@@ -712,14 +712,14 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
           // exceed (N - 1) / sqrt(N) -- below the threshold for small groups.
           detect::mahalanobis_options mo_opt;
           mo_opt.standardize = false;
-          const double lambda = detect::mahalanobis_threshold(static_cast<Eigen::Index>(d),
-                                                              static_cast<Eigen::Index>(N - 1), mo_opt.quantile);
-          Eigen::MatrixXd others(static_cast<Eigen::Index>(N - 1), static_cast<Eigen::Index>(d));
+          const double lambda = detect::mahalanobis_threshold(static_cast<std::ptrdiff_t>(d),
+                                                              static_cast<std::ptrdiff_t>(N - 1), mo_opt.quantile);
+          std::vector<double> others((N - 1) * d);
           for (std::size_t i = 0; i < N; ++i) {
             for (std::size_t j = 0, row = 0; j < N; ++j)
-              if (j != i) others.row(static_cast<Eigen::Index>(row++)) = X.row(static_cast<Eigen::Index>(j));
-            const auto model = detect::fit_mahalanobis(others, mo_opt);
-            const double dist = std::sqrt(model.squared_distances(X.row(static_cast<Eigen::Index>(i)))(0));
+              if (j != i) std::copy_n(X.data() + j * d, d, others.data() + d * row++);
+            const auto model = detect::fit_mahalanobis_rows(others.data(), N - 1, d, mo_opt);
+            const double dist = std::sqrt(model.squared_distance(X.data() + i * d));
             if (dist > lambda) {
               auto& c = gc[i];
               c.flagged.push_back(w);
