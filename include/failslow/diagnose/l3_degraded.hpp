@@ -65,7 +65,10 @@
 //   pooled rate the Jeffreys estimate (flags + 1/2) / (cells + 1) over the other ranks of every
 //   group of the same size and feature count in the job (with the covariance estimated from 7
 //   others the level is crossed in ~3 % of healthy windows, not 1 %); BH over ranks; a rank
-//   whose largest deviation is negative (faster than its peers) is not reported (a note).
+//   whose largest deviation is negative (faster than its peers) is not reported (a note), nor one
+//   that did not change (L2's steady offset on the deviation vector): its windows before the
+//   first flagged one (median per feature) hold at least half of its departure over the flagged
+//   ones (projected on it), and it is flagged in under kernels.min_fraction of its windows.
 //   Degraded link -- one member per process group along tp, cp, ep and dp, one phase per
 //   collective key; the group's value at step t is its transfer time. From traces (L4's
 //   attribute_waits matched the collectives into instances, m.waits.transfers):

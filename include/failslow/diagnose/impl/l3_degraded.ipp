@@ -622,8 +622,9 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
       std::vector<double> d;
       std::vector<std::vector<double>> dev;
       std::vector<std::size_t> flagged;
-      double group_rate = 0;                   // the rate of its group's other ranks
-      std::pair<std::size_t, std::size_t> nd;  // (group size, features): the null's shape
+      std::vector<std::vector<double>> dev_before;  // deviations of its windows before the first flagged one
+      double group_rate = 0;                        // the rate of its group's other ranks
+      std::pair<std::size_t, std::size_t> nd;       // (group size, features): the null's shape
     };
     std::vector<candidate> cands;
     // Flags and (rank, window) cells per group shape: groups of one size and feature count share
@@ -720,12 +721,14 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
               if (j != i) std::copy_n(X.data() + j * d, d, others.data() + d * row++);
             const auto model = detect::fit_mahalanobis_rows(others.data(), N - 1, d, mo_opt);
             const double dist = std::sqrt(model.squared_distance(X.data() + i * d));
+            auto& c = gc[i];
             if (dist > lambda) {
-              auto& c = gc[i];
               c.flagged.push_back(w);
               c.d.push_back(dist);
               c.dev.push_back(dev[i]);
               c.o.threshold = lambda;
+            } else if (c.flagged.empty()) {
+              c.dev_before.push_back(dev[i]);
             }
           }
         }
@@ -764,6 +767,22 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
     if (!pvals.empty()) {
       const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
       std::size_t faster = 0;
+      std::vector<int> steady;
+      // L2's steady-offset rule on the deviation vector: the windows before the first flagged
+      // one (median per feature) already hold at least half of the departure over the flagged
+      // ones, projected on it -- a rank that was always this far from its peers (a slower GPU)
+      // and crosses the threshold now and then did not change.
+      auto steady_offset = [](const std::vector<double>& claim, const std::vector<std::vector<double>>& before) {
+        if (before.empty()) return false;
+        double dot = 0, norm2 = 0;
+        std::vector<double> v(before.size());
+        for (std::size_t f = 0; f < claim.size(); ++f) {
+          for (std::size_t k = 0; k < before.size(); ++k) v[k] = before[k][f];
+          dot += stats::median(v) * claim[f];
+          norm2 += claim[f] * claim[f];
+        }
+        return norm2 > 0 && dot >= 0.5 * norm2;
+      };
       for (std::size_t j : fdr.rejected) {
         auto& c = cands[j];
         c.o.p_value = pvals[j];
@@ -786,11 +805,25 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
           ++faster;
           continue;
         }
+        if (steady_offset(c.o.deviation, c.dev_before) &&
+            static_cast<double>(c.o.windows_flagged) < o.kernels.min_fraction * static_cast<double>(c.o.windows)) {
+          steady.push_back(c.o.rank);
+          continue;
+        }
         out.outliers.push_back(std::move(c.o));
       }
       if (faster > 0)
         out.notes.push_back("L3 inter-worker: " + std::to_string(faster) +
                             " rank(s) depart from their peers' joint profile by being faster: not reported");
+      if (!steady.empty()) {
+        std::sort(steady.begin(), steady.end());
+        out.notes.push_back("L3 inter-worker: " + std::to_string(steady.size()) + " rank(s) (" +
+                            detail::rank_list(steady, 12) +
+                            ") depart from their peers about as far in their windows before the first flagged one "
+                            "(a steady offset, no change) and are flagged in fewer than " +
+                            std::to_string(static_cast<int>(std::lround(o.kernels.min_fraction * 100))) +
+                            " % of their windows: not reported");
+      }
     }
   }
 
