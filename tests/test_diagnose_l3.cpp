@@ -69,16 +69,7 @@ run diagnose_traces(const char* layout, sim::scenario s, std::uint64_t seed, dou
   return r;
 }
 
-// The model `failslow diagnose` builds from a job's traces: kept windows, collectives matched
-// into instances (L4's waits), the hosts' launch gaps.
-diagnose::job_model model_of_traces(const failslow_test::traced_job& tj) {
-  diagnose::model_options mo;
-  mo.keep_windows = true;
-  auto m = diagnose::build_job_model(tj.set, mo);
-  diagnose::attribute_waits(m, tj.set, tj.job.topo);
-  diagnose::measure_host_activity(m, tj.set);
-  return m;
-}
+using failslow_test::model_of_traces;
 
 std::vector<const finding*> of_kind(const report& rep, const std::string& kind) {
   std::vector<const finding*> out;

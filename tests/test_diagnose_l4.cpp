@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/l4_waits.hpp>
+#include <failslow/sim/score.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/collective_match.hpp>
 #include <random>
@@ -206,6 +207,44 @@ TEST_CASE(
     CHECK(h.victims >= 3);
     CHECK(m.steps[h.first] <= fault.first_step + 1);
     CHECK(h.late_ns_per_step > 2 * h.peer_late_ns_per_step);
+  }
+}
+
+TEST_CASE("L4: a rank that waited for a slow host's rank and then arrived last elsewhere is its victim", "[l4]") {
+  // tp 2 x cp 2 x dp 2 x pp 2, rank 4's host launches 20x slower from step 21 (severity 0.5).
+  // Its healthy data-parallel partner, rank 0, waits for it ~240 ms a step and, released, then
+  // arrives last at its own tensor- and context-parallel collectives by 6-17 ms a step: with the
+  // range from an early chance hit it held the job back at z 5.7 (seed 97904, found by
+  // bench/random_sweep.py). It waited 37x as long as it was late: a link in rank 4's cascade.
+  // The other seeds vary the draws (and the faulty rank); it is found each time, and L4 names
+  // no other rank.
+  for (std::uint64_t seed : {97904u, 5u, 6u}) {
+    auto cfg = failslow_test::calibrated_config("tp=2,pp=2,dp=2,cp=2", seed, 40);
+    cfg.noise = 2;
+    cfg.microbatches = 4;
+    cfg.layers_per_stage = 3;
+    cfg.first_step = 3695;
+    sim::scenario_options so;
+    so.onset = 21;
+    so.severity = 0.5;
+    const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::host_launch_delay, so);
+    const auto m = failslow_test::model_of_traces(tj);
+    const auto rep = diagnose::diagnose(m, tj.job.topo);
+    const auto score = sim::score_case(tj.job.truth, rep);
+    std::string text;
+    for (const auto& f : rep.findings) text += "  " + f.level + " " + f.kind + ": " + f.summary + "\n";
+    INFO("seed " << seed << "\n" << text);
+    // The sweep's job is clean; on the others only L4 is judged here (seed 5 has an L2 false
+    // alarm of its own, a 4-step 1.05x compute excess at noise 2 just before the onset).
+    if (seed == 97904u) CHECK(score.counts.false_positives == 0);
+    CHECK(score.counts.localised == score.counts.faults);
+    const auto l4 = diagnose::find_holdbacks(m, tj.job.topo);
+    REQUIRE(tj.job.truth.faults.size() == 1);
+    for (const auto& h : l4.holdbacks) CHECK(h.rank == tj.job.truth.faults.front().ranks.front());
+    if (seed == 97904u)
+      CHECK(std::any_of(l4.notes.begin(), l4.notes.end(), [](const std::string& n) {
+        return n.find("cascade") != std::string::npos && n.find("(0)") != std::string::npos;
+      }));
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/job_model.hpp>
+#include <failslow/diagnose/l4_host.hpp>
+#include <failslow/diagnose/l4_waits.hpp>
 #include <failslow/io/kineto_reader.hpp>
 #include <failslow/sim/kineto_writer.hpp>
 #include <failslow/sim/simulator.hpp>
@@ -84,6 +86,17 @@ inline diagnosed_summaries diagnose_simulated_summaries(const char* layout, int 
   failslow::topology topo(cfg.sizes);
   auto rep = failslow::diagnose::diagnose(model, topo);
   return {std::move(model), std::move(truth), std::move(topo), std::move(rep)};
+}
+
+// The model `failslow diagnose` builds from a job's traces: kept windows, collectives matched
+// into instances (L4's waits), the hosts' launch gaps.
+inline failslow::diagnose::job_model model_of_traces(const traced_job& tj) {
+  failslow::diagnose::model_options mo;
+  mo.keep_windows = true;
+  auto m = failslow::diagnose::build_job_model(tj.set, mo);
+  failslow::diagnose::attribute_waits(m, tj.set, tj.job.topo);
+  failslow::diagnose::measure_host_activity(m, tj.set);
+  return m;
 }
 
 }  // namespace failslow_test

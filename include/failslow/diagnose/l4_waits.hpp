@@ -57,6 +57,11 @@
 //       late, the first stages do not); else a note. GPUs of one model differ by a percent or
 //       so and the slowest of a group is last at every step (a healthy noise-x2 job's GPU 1.5 %
 //       slower than its peers from the start was held to hold the job back at z 5.07).
+//     - it waited at collectives (point-to-point transfers aside) for other ranks over the range
+//       less than cascade_wait_ratio (4) times its own lateness, else a note: a rank in the middle
+//       of another's cascade (a healthy data-parallel partner of a rank whose host launched 20x
+//       slower waited 240 ms a step for it and arrived last elsewhere 6.4 ms a step; the root
+//       itself waits 3 ms a step for others and is late by 233 ms);
 //   Score: z. The cost: others' wait blamed on it per step, job-wide and per victim.
 //   The pipeline's cost (pipeline_wait_change): per rank and step waits in point-to-point
 //   transfers are kept apart (p2p_waited_ns); for a slow rank or stage over [first, last], per
@@ -114,6 +119,10 @@ struct l4_options {
   /// stage's ranks (their mean lateness over their peers) where the stage has at least this
   /// many ranks with peers.
   std::size_t min_stage_ranks = 8;
+  /// A rank that waited at collectives (not point-to-point) for others over its range at least
+  /// this many times as long as it was late itself is a link in their cascade: after a long wait
+  /// its arrivals at the next collectives carry what remained of it.
+  double cascade_wait_ratio = 4;
 };
 
 /// A rank the job waits for.

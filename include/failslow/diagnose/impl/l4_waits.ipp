@@ -333,6 +333,7 @@ FAILSLOW_FUNC_DEF l4_result find_holdbacks(const job_model& m, const topology& t
   std::vector<holdback> cands;
   std::vector<double> pvals;
   std::vector<int> from_start;  // late from the first steps by less than from_start_min_excess_fraction
+  std::vector<int> cascade;     // waited for others far longer than it was late itself
   std::size_t tested = 0;
   std::vector<double> buf;
   // Peers: the ranks in its place in the other data-parallel replicas (same stage and shard),
@@ -411,10 +412,17 @@ FAILSLOW_FUNC_DEF l4_result find_holdbacks(const job_model& m, const topology& t
       for (std::size_t s = 0; s < S; ++s) peer_hits += elevated(static_cast<std::size_t>(q), members, s) ? 1 : 0;
     const double rate =
         std::max(o.min_peer_rate, static_cast<double>(peer_hits) / static_cast<double>(peers.size() * S));
-    double caused = 0, late = 0;
+    double caused = 0, late = 0, waited = 0;
     for (std::size_t s = first; s <= last; ++s) {
       caused += w.caused_ns(r, s);
       late += w.late_ns(r, s);
+      waited += w.waited_ns(r, s) - w.p2p_waited_ns(r, s);
+    }
+    // A rank that waited at collectives for others many times longer than it was late itself is
+    // a link in their cascade: what it brings late is what remained of its waits.
+    if (waited >= o.cascade_wait_ratio * late) {
+      cascade.push_back(static_cast<int>(r));
+      continue;
     }
     holdback h;
     h.rank = static_cast<int>(r);
@@ -441,6 +449,13 @@ FAILSLOW_FUNC_DEF l4_result find_holdbacks(const job_model& m, const topology& t
       if (e.root == h.rank && h.top_victims.size() < 8) h.top_victims.emplace_back(e.victim, e.ns);
     pvals.push_back(h.p_value);
     cands.push_back(std::move(h));
+  }
+  if (!cascade.empty()) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3g", o.cascade_wait_ratio);
+    out.notes.push_back("L4: " + std::to_string(cascade.size()) + " rank(s) (" + detail::rank_list(cascade, 12) +
+                        ") arrive last at collectives over steps where they waited for other ranks at least " + ratio +
+                        "x as long: a link in another rank's cascade, not called holding the job back");
   }
   if (!from_start.empty()) {
     char floor[32];
