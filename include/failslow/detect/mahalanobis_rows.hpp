@@ -4,6 +4,10 @@
 // detector on Eigen matrices.
 //
 // Synopsis
+//   fit_mahalanobis_rows(x, N, d, o) -> mahalanobis_fit  the reference distribution of x's rows
+//   fit.squared_distance(row)                            D^2 of one worker (d values, as in x)
+//   mahalanobis_threshold(dof, N, q, rule)               the outlier threshold on D (below)
+//   chi2_quantile, chi2_sf, in_sample_false_alarm_rate   its distributions
 //   X: N workers x d features, row-major doubles (detect/mahalanobis.hpp takes an Eigen matrix
 //   or expression of any arithmetic scalar and calls this). Per worker
 //        D^2_i = (x_i - mu)^T Sigma^-1 (x_i - mu)
