@@ -219,21 +219,12 @@ TEST_CASE("L4: a rank that waited for a slow host's rank and then arrived last e
   // The other seeds vary the draws (and the faulty rank); it is found each time, and L4 names
   // no other rank.
   for (std::uint64_t seed : {97904u, 5u, 6u}) {
-    auto cfg = failslow_test::calibrated_config("tp=2,pp=2,dp=2,cp=2", seed, 40);
-    cfg.noise = 2;
-    cfg.microbatches = 4;
-    cfg.layers_per_stage = 3;
-    cfg.first_step = 3695;
-    sim::scenario_options so;
-    so.onset = 21;
-    so.severity = 0.5;
-    const auto tj = failslow_test::simulate_traces(cfg, sim::scenario::host_launch_delay, so);
+    const auto tj = failslow_test::simulate_sweep_job(
+        {"tp=2,pp=2,dp=2,cp=2", sim::scenario::host_launch_delay, seed, 40, 2.0, 4, 3, 3695, 21, 0.5});
     const auto m = failslow_test::model_of_traces(tj);
     const auto rep = diagnose::diagnose(m, tj.job.topo);
     const auto score = sim::score_case(tj.job.truth, rep);
-    std::string text;
-    for (const auto& f : rep.findings) text += "  " + f.level + " " + f.kind + ": " + f.summary + "\n";
-    INFO("seed " << seed << "\n" << text);
+    INFO("seed " << seed << "\n" << failslow_test::describe(rep));
     // The sweep's job is clean; on the others only L4 is judged here (seed 5 has an L2 false
     // alarm of its own, a 4-step 1.05x compute excess at noise 2 just before the onset).
     if (seed == 97904u) CHECK(score.counts.false_positives == 0);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <failslow/core/report.hpp>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/job_model.hpp>
 #include <failslow/diagnose/l4_host.hpp>
@@ -86,6 +87,40 @@ inline diagnosed_summaries diagnose_simulated_summaries(const char* layout, int 
   failslow::topology topo(cfg.sizes);
   auto rep = failslow::diagnose::diagnose(model, topo);
   return {std::move(model), std::move(truth), std::move(topo), std::move(rep)};
+}
+
+/// A job as bench/random_sweep.py draws it, by its `failslow simulate` arguments (the calibrated
+/// host model): the regression tests of the jobs the sweep found.
+struct sweep_job {
+  const char* layout;
+  failslow::sim::scenario scenario;
+  std::uint64_t seed;
+  int steps;
+  double noise;
+  int microbatches;
+  int layers;
+  std::int64_t first_step;
+  int onset;
+  double severity = 1;
+};
+
+inline traced_job simulate_sweep_job(const sweep_job& j) {
+  auto cfg = calibrated_config(j.layout, j.seed, j.steps);
+  cfg.noise = j.noise;
+  cfg.microbatches = j.microbatches;
+  cfg.layers_per_stage = j.layers;
+  cfg.first_step = j.first_step;
+  failslow::sim::scenario_options so;
+  so.onset = j.onset;
+  so.severity = j.severity;
+  return simulate_traces(cfg, j.scenario, so);
+}
+
+/// One line per finding, for a failed check's message.
+inline std::string describe(const failslow::report& rep) {
+  std::string s;
+  for (const auto& f : rep.findings) s += "  " + f.level + " " + f.kind + ": " + f.summary + "\n";
+  return s;
 }
 
 // The model `failslow diagnose` builds from a job's traces: kept windows, collectives matched
