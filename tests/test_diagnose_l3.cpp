@@ -437,14 +437,8 @@ TEST_CASE("a degraded kernel that costs a negligible share of the step is noted,
   // Rank 5's cheapest compute or memory kernel 1.3x from step index 6 (clearly degraded, in a
   // group of 8) costs far less than 0.1 % of a step: a note; its costliest 1.3x is a finding.
   for (const std::uint64_t seed : {3u, 4u}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=2,pp=1,dp=8");
-    cfg.steps = 16;
-    cfg.seed = seed;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    auto [m, truth] = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
-    const topology topo(cfg.sizes, cfg.order);
+    auto [m, truth] = failslow_test::windowed_summaries_model("tp=2,pp=1,dp=8", 16, seed, sim::scenario::healthy);
+    const topology topo(parse_parallel_sizes("tp=2,pp=1,dp=8"));
     std::map<std::size_t, double> per_step;  // rank 5's time per key over the run
     for (const auto& w : m.windows)
       if (w.rank == 5)
@@ -581,15 +575,9 @@ TEST_CASE("the inter-worker test names a rank that changed, not one that was alw
   // be flagged in most windows from the first on, it is reported (a slower GPU is still named).
   std::string log;
   for (std::uint64_t seed : {33u, 34u, 35u}) {
-    sim::job_config cfg;
-    cfg.sizes = parse_parallel_sizes("tp=1,pp=1,dp=16");
-    cfg.steps = 40;
-    cfg.seed = seed;
-    diagnose::model_options mo;
-    mo.keep_windows = true;
-    const auto job = failslow_test::simulate_summaries_model(cfg, sim::scenario::healthy, {}, mo);
+    const auto job = failslow_test::windowed_summaries_model("tp=1,pp=1,dp=16", 40, seed, sim::scenario::healthy);
     const diagnose::job_model& healthy = job.first;  // a lambda cannot capture a structured binding in C++17
-    const topology topo(cfg.sizes, cfg.order);
+    const topology topo(parse_parallel_sizes("tp=1,pp=1,dp=16"));
     diagnose::l3_options o;
     o.find_kernels = o.find_links = o.find_stages = false;
     auto with_offset = [&](double a, double first_window) {

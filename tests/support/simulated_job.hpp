@@ -67,6 +67,19 @@ inline std::pair<failslow::diagnose::job_model, failslow::sim::truth> simulate_s
   return {b.finish(), run.truth};
 }
 
+/// The summaries model of a job by layout, length and seed, with its kernel windows kept (L3's
+/// input).
+inline std::pair<failslow::diagnose::job_model, failslow::sim::truth> windowed_summaries_model(
+    const char* layout, int steps, std::uint64_t seed, failslow::sim::scenario s) {
+  failslow::sim::job_config cfg;
+  cfg.sizes = failslow::parse_parallel_sizes(layout);
+  cfg.steps = steps;
+  cfg.seed = seed;
+  failslow::diagnose::model_options mo;
+  mo.keep_windows = true;
+  return simulate_summaries_model(cfg, s, {}, mo);
+}
+
 /// A simulated job's summaries (kernel windows kept), its layout and its diagnosis.
 struct diagnosed_summaries {
   failslow::diagnose::job_model model;
@@ -77,14 +90,8 @@ struct diagnosed_summaries {
 
 inline diagnosed_summaries diagnose_simulated_summaries(const char* layout, int steps, std::uint64_t seed,
                                                         failslow::sim::scenario s) {
-  failslow::sim::job_config cfg;
-  cfg.sizes = failslow::parse_parallel_sizes(layout);
-  cfg.steps = steps;
-  cfg.seed = seed;
-  failslow::diagnose::model_options mo;
-  mo.keep_windows = true;
-  auto [model, truth] = simulate_summaries_model(cfg, s, {}, mo);
-  failslow::topology topo(cfg.sizes);
+  auto [model, truth] = windowed_summaries_model(layout, steps, seed, s);
+  failslow::topology topo(failslow::parse_parallel_sizes(layout));
   auto rep = failslow::diagnose::diagnose(model, topo);
   return {std::move(model), std::move(truth), std::move(topo), std::move(rep)};
 }

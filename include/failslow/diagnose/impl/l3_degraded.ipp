@@ -768,17 +768,22 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
       const auto fdr = detect::false_discovery_control(pvals, o.kernels.fdr_q);
       std::size_t faster = 0;
       std::vector<int> steady;
+      auto row_pointers = [](const std::vector<std::vector<double>>& rows) {
+        std::vector<const double*> p;
+        for (const auto& r : rows) p.push_back(r.data());
+        return p;
+      };
       // L2's steady-offset rule on the deviation vector: the windows before the first flagged
       // one (median per feature) already hold at least half of the departure over the flagged
       // ones, projected on it -- a rank that was always this far from its peers (a slower GPU)
       // and crosses the threshold now and then did not change.
-      auto steady_offset = [](const std::vector<double>& claim, const std::vector<std::vector<double>>& before) {
+      auto steady_offset = [&](const std::vector<double>& claim, const std::vector<std::vector<double>>& before) {
         if (before.empty()) return false;
+        std::vector<double> typical;
+        detail::median_vector(row_pointers(before), claim.size(), typical);
         double dot = 0, norm2 = 0;
-        std::vector<double> v(before.size());
         for (std::size_t f = 0; f < claim.size(); ++f) {
-          for (std::size_t k = 0; k < before.size(); ++k) v[k] = before[k][f];
-          dot += stats::median(v) * claim[f];
+          dot += typical[f] * claim[f];
           norm2 += claim[f] * claim[f];
         }
         return norm2 > 0 && dot >= 0.5 * norm2;
@@ -790,12 +795,7 @@ FAILSLOW_FUNC_DEF l3_result find_degraded(const job_model& m, const topology& to
         c.o.first = c.flagged.front() * o.outlier_window;
         c.o.last = std::min(S, (c.flagged.back() + 1) * o.outlier_window) - 1;
         c.o.distance = stats::median(c.d);
-        c.o.deviation.assign(c.o.features.size(), 0.0);
-        for (std::size_t f = 0; f < c.o.features.size(); ++f) {
-          std::vector<double> v;
-          for (const auto& dv : c.dev) v.push_back(dv[f]);
-          c.o.deviation[f] = stats::median(v);
-        }
+        detail::median_vector(row_pointers(c.dev), c.o.features.size(), c.o.deviation);
         // Every feature grows when a rank slows (time, idle share): a rank that departs most
         // in the other direction (faster than its peers) holds nothing back.
         std::size_t top = 0;
