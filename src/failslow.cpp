@@ -95,6 +95,7 @@
 #include "failslow/stats/summary.hpp"
 #include "failslow/stats/valleys.hpp"
 #include "failslow/stats/w1_matrix.hpp"
+#include "failslow/stats/w1_matrix_rows.hpp"
 #include "failslow/stats/wasserstein.hpp"
 #include "failslow/trace/clock_align.hpp"
 #include "failslow/trace/collective_match.hpp"

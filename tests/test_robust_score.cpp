@@ -62,8 +62,14 @@ TEST_CASE("column_cv: the phase where the ranks disagree", "[robust_score]") {
   CHECK(cv[0] == 0.0);
   CHECK(cv[1] == Approx(failslow::stats::coefficient_of_variation(std::vector<double>{5, 5, 9, 5})));
   CHECK(cv[1] > cv[2]);
+  // The library's own table type gives the same figures (the header does not need Eigen).
+  failslow::dense_array<double, 2> t({4, 3});
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 3; ++j) t(i, j) = m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  CHECK(column_cv(t) == cv);
   Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(3, 1);
   CHECK_THROWS_AS(column_cv(zero), failslow::domain_error);
+  CHECK_THROWS_AS(column_cv(failslow::dense_array<double, 2>({0, 3})), failslow::invalid_argument);
 }
 
 TEST_CASE("relative performance score (NVIDIA straggler detector)", "[robust_score]") {

@@ -3,6 +3,7 @@
 // well-formed XML (a small checker below; the ctest checks also parse them with python's
 // xml.etree and render them with rsvg-convert and Chromium), the culprit's row in the top
 // colour of the scale, aggregation by max at 16,384 ranks, escaping, determinism.
+#include <Eigen/Core>
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <failslow/diagnose/diagnose.hpp>
@@ -300,6 +301,10 @@ TEST_CASE("svg W1 matrix: a degraded rank is a bright cross, group boundaries an
   o.marked = {5};
   const std::string svg = io::w1_matrix_svg(d, o);
   REQUIRE(svgfig_xml_error(svg).empty());
+  failslow::dense_array<double, 2> table({n, n});  // the library's own type: the same bytes
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) table(i, j) = d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  CHECK(io::w1_matrix_svg(table, o) == svg);
   const auto cells = svgfig_read_cells(svg, "w1-cells");
   CHECK(svgfig_fill_at(cells, 5, 12) == "#fde725");  // 40 - 0 us: the largest distance
   CHECK(svgfig_fill_at(cells, 12, 5) == "#fde725");

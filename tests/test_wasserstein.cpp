@@ -4,6 +4,7 @@
 #include <cstring>
 #include <failslow/stats/quantile_grid.hpp>
 #include <failslow/stats/w1_matrix.hpp>
+#include <failslow/stats/w1_matrix_rows.hpp>
 #include <failslow/stats/wasserstein.hpp>
 #include <limits>
 #include <numeric>
@@ -234,6 +235,47 @@ TEST_CASE("W1 matrices: every SIMD path this CPU has gives the baseline path's e
       std::vector<double> qj(q.row(j).data(), q.row(j).data() + q.cols());
       CHECK(base(i, j) == wasserstein1_quantiles(qi, qj));
     }
+}
+
+TEST_CASE("W1 matrices without Eigen: row-major arrays and dense_array give the Eigen interface's entries") {
+  // Random sizes (the kernel's blocks, edges and tails), one thread and three.
+  std::mt19937_64 rng(31);
+  for (const auto& [n, k] : {std::pair<std::size_t, std::size_t>{1, 8}, {2, 1}, {7, 3}, {19, 64}, {37, 261}}) {
+    CAPTURE(n, k);
+    std::lognormal_distribution<double> d(std::log(1e4), 0.4);
+    failslow::dense_array<double, 2> q({n, k});
+    quantile_matrix qe(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(k));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<double> row(k);
+      for (auto& v : row) v = d(rng);
+      std::sort(row.begin(), row.end());
+      for (std::size_t t = 0; t < k; ++t)
+        q(i, t) = qe(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(t)) = row[t];
+    }
+    const Eigen::MatrixXd want = w1_matrix_quantiles(qe, 1);
+    const auto got = stats::w1_matrix_rows(q, 3);
+    REQUIRE(got.shape(0) == n);
+    REQUIRE(got.shape(1) == n);
+    std::vector<double> out(n * n, -1.0);
+    stats::w1_matrix_rows(q.data(), n, k, out.data(), 1);
+    std::vector<float> tri(n * (n - 1) / 2, -1.0f);
+    stats::w1_condensed_rows<float>(q.data(), n, k, tri.data(), 2);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double w = want(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+        CHECK(got(i, j) == w);
+        CHECK(out[i * n + j] == w);
+        if (i < j) CHECK(tri[condensed_index(n, i, j)] == static_cast<float>(w));
+      }
+  }
+  // Errors come before anything is written.
+  std::vector<double> q = {1, 2, std::numeric_limits<double>::infinity(), 4};
+  std::vector<double> out(4, -1.0);
+  CHECK_THROWS_AS(stats::w1_matrix_rows(q.data(), 2, 2, out.data()), failslow::domain_error);
+  CHECK(out == std::vector<double>(4, -1.0));
+  CHECK_THROWS_AS(stats::w1_matrix_rows(q.data(), 0, 2, out.data()), failslow::invalid_argument);
+  CHECK_THROWS_AS(stats::w1_condensed_rows(q.data(), 2, 0, out.data()), failslow::invalid_argument);
+  CHECK_THROWS_AS(stats::w1_matrix_rows(failslow::dense_array<double, 2>()), failslow::invalid_argument);
 }
 
 TEST_CASE("summaries: reconstruction keeps W1 to the empirical distribution small") {

@@ -1,6 +1,10 @@
-// failslow/failslow.hpp -- umbrella header: every component that needs only the required
-// dependency (Eigen). Optional components (CUPTI collector, simdjson reader) have their own
-// headers and targets.
+// failslow/failslow.hpp -- umbrella header: every component that needs no library beyond the
+// standard one. The three headers built on Eigen -- stats/w1_matrix.hpp and
+// detect/mahalanobis.hpp (the Eigen interfaces of stats/w1_matrix_rows.hpp and
+// detect/mahalanobis_rows.hpp, which are here) and detect/ewma_design.hpp (a dense LU) -- are
+// included by name or all at once with failslow/eigen.hpp, so that this include does not parse
+// Eigen (about a fifth of its compile memory, issue 22). Optional components (CUPTI collector,
+// MPI gathering, simdjson reader) have their own headers and targets.
 #pragma once
 
 #include "failslow/version.hpp"
@@ -20,7 +24,7 @@
 #include "failslow/stats/lognormal.hpp"
 #include "failslow/stats/summary.hpp"
 #include "failslow/stats/valleys.hpp"
-#include "failslow/stats/w1_matrix.hpp"
+#include "failslow/stats/w1_matrix_rows.hpp"
 #include "failslow/stats/wasserstein.hpp"
 
 #include "failslow/detect/binseg.hpp"
@@ -28,9 +32,8 @@
 #include "failslow/detect/chart.hpp"
 #include "failslow/detect/cusum.hpp"
 #include "failslow/detect/ewma.hpp"
-#include "failslow/detect/ewma_design.hpp"
 #include "failslow/detect/fdr.hpp"
-#include "failslow/detect/mahalanobis.hpp"
+#include "failslow/detect/mahalanobis_rows.hpp"
 #include "failslow/detect/pelt.hpp"
 #include "failslow/detect/ratio_gate.hpp"
 #include "failslow/detect/robust_score.hpp"

@@ -10,8 +10,9 @@
 //                                           ranks slow the median and MAD stay put (50 % breakdown).
 //   column_cv(m)                            the coefficient of variation (sd / |mean|,
 //                                           failslow::stats::coefficient_of_variation) of each column of
-//                                           a ranks x phases matrix: the phase where the ranks disagree
-//                                           most (ARGUS L2) has the largest CV.
+//                                           a ranks x phases table (dense_array<double, 2> or an Eigen
+//                                           matrix): the phase where the ranks disagree most (ARGUS L2)
+//                                           has the largest CV.
 //   relative_performance_scores(medians)    the per-rank score of NVIDIA's straggler detector
 //                                           (nvidia-resiliency-ext, "relative performance score"):
 //                                           score_i = reference / median_i, the reference being the
@@ -30,14 +31,15 @@
 //   a threshold <= 0 throws failslow::invalid_argument.
 #pragma once
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "failslow/core/compile_mode.hpp"
+#include "failslow/core/dense_array.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/detect/chart.hpp"
 #include "failslow/stats/descriptive.hpp"
@@ -68,15 +70,32 @@ robust_z_result robust_z_outliers(const Range& values, double threshold = 3.5, c
   return r;
 }
 
-/// Coefficient of variation of each column (e.g. ranks x phases).
-template <class Derived>
-std::vector<double> column_cv(const Eigen::MatrixBase<Derived>& m) {
-  if (m.rows() == 0 || m.cols() == 0) throw invalid_argument("column_cv: empty matrix");
+/// Coefficient of variation of each column of a table (e.g. ranks x phases): a
+/// dense_array<double, 2> or any matrix with rows(), cols() and m(i, j), such as Eigen's (this
+/// header does not include Eigen).
+namespace detail {
+template <class M>
+struct is_table : std::false_type {};
+template <class T, class A>
+struct is_table<dense_array<T, 2, A>> : std::true_type {};
+}  // namespace detail
+
+template <class Matrix>
+std::vector<double> column_cv(const Matrix& m) {
+  std::size_t rows = 0, cols = 0;
+  if constexpr (detail::is_table<Matrix>::value) {
+    rows = m.shape(0);
+    cols = m.shape(1);
+  } else {
+    rows = static_cast<std::size_t>(m.rows());
+    cols = static_cast<std::size_t>(m.cols());
+  }
+  if (rows == 0 || cols == 0) throw invalid_argument("column_cv: empty matrix");
   std::vector<double> out;
-  out.reserve(static_cast<std::size_t>(m.cols()));
-  std::vector<double> col(static_cast<std::size_t>(m.rows()));
-  for (Eigen::Index j = 0; j < m.cols(); ++j) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i) col[static_cast<std::size_t>(i)] = static_cast<double>(m(i, j));
+  out.reserve(cols);
+  std::vector<double> col(rows);
+  for (std::size_t j = 0; j < cols; ++j) {
+    for (std::size_t i = 0; i < rows; ++i) col[i] = static_cast<double>(m(i, j));
     out.push_back(stats::coefficient_of_variation(col));
   }
   return out;

@@ -18,7 +18,7 @@
 //                        kernel or collective over its steps; each rank's distribution is the
 //                        mean of its per-step quantile functions (the 1-D Wasserstein
 //                        barycentre, as L3 takes it; stats/quantile_grid.hpp, K = options.
-//                        quantiles), D from stats/w1_matrix.hpp. Over options.w1_max_ranks
+//                        quantiles), D from stats/w1_matrix_rows.hpp. Over options.w1_max_ranks
 //                        ranks, the groups nearest the finding's are kept and the figure says so
 //                        (svg_w1_matrix.hpp). Needs the model's windows (keep_windows).
 //   The series and the iteration heatmap are overview figures (io/figure.hpp).

@@ -4,7 +4,10 @@
 //
 // Synopsis
 //   std::string w1_matrix_svg(d, options)
-//   d: n x n distances in ns (stats/w1_matrix.hpp computes them), NaN = not measured; members
+//   d: n x n distances in ns (stats/w1_matrix_rows.hpp or stats/w1_matrix.hpp computes them),
+//   as a dense_array<double, 2> or any matrix with rows(), cols() and d(i, j) (an Eigen
+//   matrix: this header does not include Eigen; the matrix is copied once), NaN = not measured;
+//   members
 //   in the order of options.labels (their ranks), grouped: options.group_starts are the first
 //   members of each group (ascending; 0 implied), options.group_names their names ("dp:0").
 //   Cells are coloured by viridis(d / max d) (0 = the darkest), with a colour bar in the unit
@@ -22,11 +25,12 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "failslow/core/compile_mode.hpp"
+#include "failslow/core/dense_array.hpp"
 
 namespace failslow::io {
 
@@ -41,7 +45,17 @@ struct w1_matrix_options {
   std::size_t max_cell = 28;
 };
 
-FAILSLOW_INLINE std::string w1_matrix_svg(const Eigen::MatrixXd& d, const w1_matrix_options& o = {});
+FAILSLOW_INLINE std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o = {});
+
+/// The same for a matrix type with rows(), cols() and d(i, j), such as Eigen's.
+template <class Matrix, class = decltype(std::declval<const Matrix&>().rows() + std::declval<const Matrix&>().cols())>
+std::string w1_matrix_svg(const Matrix& d, const w1_matrix_options& o = {}) {
+  const auto rows = static_cast<std::size_t>(d.rows()), cols = static_cast<std::size_t>(d.cols());
+  dense_array<double, 2> copy({rows, cols});
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) copy(i, j) = static_cast<double>(d(i, j));
+  return w1_matrix_svg(copy, o);
+}
 
 }  // namespace failslow::io
 

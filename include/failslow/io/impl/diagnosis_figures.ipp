@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "failslow/core/dense_array.hpp"
 #include "failslow/core/error.hpp"
 #include "failslow/core/report.hpp"
 #include "failslow/core/topology.hpp"
@@ -24,7 +25,7 @@
 #include "failslow/io/svg_w1_matrix.hpp"
 #include "failslow/stats/descriptive.hpp"
 #include "failslow/stats/quantile_grid.hpp"
-#include "failslow/stats/w1_matrix.hpp"
+#include "failslow/stats/w1_matrix_rows.hpp"
 
 namespace failslow::io {
 
@@ -154,10 +155,10 @@ inline figure w1_figure(const diagnose::job_model& m, const topology& topo, cons
   const diagnose::window_index win(m);
   const stats::quantile_grid grid(o.quantiles);
   const std::size_t K = o.quantiles;
-  stats::quantile_matrix q(static_cast<Eigen::Index>(members.size()), static_cast<Eigen::Index>(K));
+  std::vector<double> q(members.size() * K);  // row-major, the first `rows` rows used
   std::vector<std::size_t> row_of(members.size(), members.size());
   std::vector<double> one(K), sum(K);
-  Eigen::Index rows = 0;
+  std::size_t rows = 0;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const int r = members[i];
     if (r < 0 || static_cast<std::size_t>(r) >= m.rank_count()) continue;
@@ -170,18 +171,17 @@ inline figure w1_figure(const diagnose::job_model& m, const topology& topo, cons
         ++n;
       }
     if (n == 0) continue;
-    for (std::size_t u = 0; u < K; ++u) q(rows, static_cast<Eigen::Index>(u)) = sum[u] / static_cast<double>(n);
-    row_of[i] = static_cast<std::size_t>(rows++);
+    for (std::size_t u = 0; u < K; ++u) q[rows * K + u] = sum[u] / static_cast<double>(n);
+    row_of[i] = rows++;
   }
   if (rows == 0) return fig;
-  const Eigen::MatrixXd dq = stats::w1_matrix_quantiles(q.topRows(rows), o.threads);
-  const auto N = static_cast<Eigen::Index>(members.size());
-  Eigen::MatrixXd d = Eigen::MatrixXd::Constant(N, N, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t i = 0; i < members.size(); ++i)
-    for (std::size_t j = 0; j < members.size(); ++j)
-      if (row_of[i] < members.size() && row_of[j] < members.size())
-        d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-            dq(static_cast<Eigen::Index>(row_of[i]), static_cast<Eigen::Index>(row_of[j]));
+  std::vector<double> dq(rows * rows);
+  stats::w1_matrix_rows(q.data(), rows, K, dq.data(), o.threads);
+  const std::size_t N = members.size();
+  dense_array<double, 2> d({N, N}, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j)
+      if (row_of[i] < N && row_of[j] < N) d(i, j) = dq[row_of[i] * rows + row_of[j]];
 
   w1_matrix_options wo;
   const std::string kname = format_kernel_name(f.kernel, 70);

@@ -7,19 +7,17 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "failslow/core/error.hpp"
 #include "failslow/io/detail/svg_canvas.hpp"
 #include "failslow/io/svg_w1_matrix.hpp"
 
 namespace failslow::io {
 
-FAILSLOW_INLINE std::string w1_matrix_svg(const Eigen::MatrixXd& d, const w1_matrix_options& o) {
+FAILSLOW_INLINE std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o) {
   using namespace detail;
-  const auto n = static_cast<std::size_t>(d.rows());
-  if (n == 0 || d.rows() != d.cols())
-    throw invalid_argument("w1_matrix_svg: a " + std::to_string(d.rows()) + " x " + std::to_string(d.cols()) +
+  const std::size_t n = d.shape(0);
+  if (n == 0 || d.shape(0) != d.shape(1))
+    throw invalid_argument("w1_matrix_svg: a " + std::to_string(d.shape(0)) + " x " + std::to_string(d.shape(1)) +
                            " matrix, want square and not empty");
   if (o.labels.size() != n)
     throw invalid_argument("w1_matrix_svg: " + std::to_string(o.labels.size()) + " labels for " + std::to_string(n) +
@@ -34,9 +32,7 @@ FAILSLOW_INLINE std::string w1_matrix_svg(const Eigen::MatrixXd& d, const w1_mat
                            std::to_string(starts.size()) + " groups");
   if (o.max_plot_size < 16 || o.max_cell == 0) throw invalid_argument("w1_matrix_svg: plot size below 16 pixels");
 
-  std::vector<double> v(n * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) v[i * n + j] = d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  const std::vector<double> v(d.begin(), d.end());  // row-major n x n
   cell_layout l;
   l.data_rows = l.data_cols = n;
   l.row_bin = l.col_bin = bin_size(n, o.max_plot_size);
