@@ -7,7 +7,7 @@
 #include <failslow/compress/trace_windows.hpp>
 #include <failslow/stats/wasserstein.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/trace_set.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <fstream>
 #include <iostream>
 #include <string>

@@ -16,6 +16,7 @@
 #include <failslow/io/perfetto_trace.hpp>
 #include <failslow/io/prometheus.hpp>
 #include <failslow/sim/summaries.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <fstream>
 #include <iostream>
 #include <optional>

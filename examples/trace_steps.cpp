@@ -5,7 +5,7 @@
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/simhash.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/trace_set.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <failslow/trace/tree.hpp>
 #include <iostream>
 #include <string>

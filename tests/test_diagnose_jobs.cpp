@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <failslow/compress/codec.hpp>
 #include <failslow/diagnose/diagnose.hpp>
+#include <failslow/diagnose/model_from_summaries.hpp>
 #include <failslow/sim/score.hpp>
 #include <string>
 #include <vector>

@@ -23,7 +23,7 @@
 #include <failslow/core/detail/splitmix.hpp>
 #include <failslow/io/output_file.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/trace_set.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -26,6 +26,7 @@
 #include <failslow/io/prometheus.hpp>
 #include <failslow/io/report_json.hpp>
 #include <failslow/io/report_text.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

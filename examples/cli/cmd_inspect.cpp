@@ -24,7 +24,7 @@
 #include <failslow/trace/pg_topology.hpp>
 #include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/trace_set.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <iostream>
 #include <limits>
 #include <map>

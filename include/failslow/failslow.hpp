@@ -52,6 +52,7 @@
 
 #include "failslow/trace/clock_align.hpp"
 #include "failslow/trace/idle.hpp"
+#include "failslow/trace/load_trace_set.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/simhash.hpp"
 #include "failslow/trace/step_breakdown.hpp"
@@ -63,6 +64,7 @@
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
 #include "failslow/diagnose/load_job.hpp"
+#include "failslow/diagnose/model_from_summaries.hpp"
 #include "failslow/diagnose/roles.hpp"
 
 #include "failslow/sim/job.hpp"

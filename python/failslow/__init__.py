@@ -149,7 +149,7 @@ def read_traces(
     skip_unreadable: bool = False,
     rank_of: Optional[Mapping[PathLike, int]] = None,
 ) -> List[Trace]:
-    """The traces of files and folders (trace/trace_set.hpp), sorted by rank.
+    """The traces of files and folders (trace/load_trace_set.hpp), sorted by rank.
 
     Folders are searched for *.json, *.json.gz (PyTorch profiler: Kineto or the plain Chrome
     trace without Kineto), *.csv, *.tsv (kernel tables: one trace per rank of the table) and

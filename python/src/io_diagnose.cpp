@@ -19,11 +19,12 @@
 #include "failslow/core/name_table.hpp"
 #include "failslow/diagnose/diagnose.hpp"
 #include "failslow/diagnose/load_job.hpp"
+#include "failslow/diagnose/model_from_summaries.hpp"
 #include "failslow/io/report_json.hpp"
 #include "failslow/io/report_text.hpp"
+#include "failslow/trace/load_trace_set.hpp"
 #include "failslow/trace/step_breakdown.hpp"
 #include "failslow/trace/steps.hpp"
-#include "failslow/trace/trace_set.hpp"
 
 namespace failslow_py {
 namespace {
@@ -493,7 +494,7 @@ std::string diagnose_parts(const py::list& parts, const std::optional<std::strin
   std::size_t host = 0;
   for (const auto& s : shares) {
     if (s.rank < 0) throw failslow::invalid_argument("diagnose: a share of rank " + std::to_string(s.rank));
-    if (s.steps.device_events > 0) b.add_summaries(s.fsum, s.source + " (summaries)");
+    if (s.steps.device_events > 0) dg::add_summaries(b, s.fsum, s.source + " (summaries)");
     b.add_steps(s.rank, s.steps);  // after the windows: the breakdown's step values stand
     host += s.steps.from_host ? 1 : 0;
     if (s.steps.steps.empty())
@@ -532,7 +533,7 @@ void bind_io_diagnose(py::module_& m) {
   m.attr("event_kinds") = kind_names();
   m.def("_read_traces", &read_traces, "paths"_a, "threads"_a = 0, "assume_missing_ranks"_a = false,
         "skip_unreadable"_a = false, "rank_of"_a = std::map<std::string, std::int32_t>{},
-        "The traces of files and folders (trace/trace_set.hpp) as dicts; failslow.read_traces wraps it.");
+        "The traces of files and folders (trace/load_trace_set.hpp) as dicts; failslow.read_traces wraps it.");
 
   py::class_<compressor>(m, "Compressor", R"(Always-on compression of one rank's kernel durations into per-window
 summaries (compress/window_compressor.hpp) and their .fsum encoding (compress/codec.hpp).

@@ -13,6 +13,7 @@
 #include <failslow/compress/codec.hpp>
 #include <failslow/diagnose/diagnose.hpp>
 #include <failslow/diagnose/job_model.hpp>
+#include <failslow/diagnose/model_from_summaries.hpp>
 #include <failslow/io/report_json.hpp>
 #include <failslow/sim/summaries.hpp>
 #include <map>

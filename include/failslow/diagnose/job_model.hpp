@@ -44,9 +44,8 @@
 //     add_steps(rank, breakdown)       an already computed step breakdown
 //     finish()                         the model (the builder is left empty)
 //   build_job_model(set, options)                    every trace of a trace set
-//   build_job_model_from_summaries(bytes, options)   a .fsum byte stream in memory, decoded
-//                                                    window by window (diagnose/load_job.hpp reads
-//                                                    .fsum files in chunks)
+//   A model from .fsum window summaries: diagnose/model_from_summaries.hpp (it brings in the
+//   .fsum decoder); from files of either kind: diagnose/load_job.hpp.
 // Complexity: add_trace O(n log n) per trace; add_window O(keys); finish O(ranks x phases x steps).
 // Memory: the builder keeps per rank and step the phase values (5 + annotated phases doubles),
 //   never the events or (unless asked) the windows.
@@ -66,7 +65,6 @@
 #include <utility>
 #include <vector>
 
-#include "failslow/compress/codec.hpp"
 #include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/compile_mode.hpp"
@@ -274,32 +272,6 @@ class job_model_builder {
   /// file): classify them afresh.
   void new_key_space() { key_class_.clear(); }
 
-  /// Every window of a .fsum byte stream in memory (its own key space; damage becomes notes).
-  FAILSLOW_FUNC void add_summaries(std::string_view bytes, const std::string& source);
-
-  /// Every window of a .fsum stream read in 4 MiB pieces: read(buffer, capacity) stores the next
-  /// bytes and returns how many, 0 at the end. Memory: one piece and the decoder's state.
-  template <class Read>
-  void add_summary_stream(const std::string& source, Read&& read) {
-    new_key_space();
-    compress::summary_decoder dec(source);
-    auto sink = [&](compress::window_summary&& w, const compress::decoded_summaries& so_far) {
-      add_window(std::move(w), [&](name_id key) -> std::string_view {
-        const auto it = so_far.names.find(key);
-        return it == so_far.names.end() ? std::string_view() : std::string_view(it->second);
-      });
-    };
-    std::vector<char> piece(std::size_t{4} << 20);
-    for (std::size_t n; (n = read(piece.data(), piece.size())) > 0;) dec.feed(std::string_view(piece.data(), n), sink);
-    dec.finish(sink);
-    const auto& d = dec.state();
-    for (const auto& dmg : d.damaged)
-      add_note(source + ": damaged block at byte " + std::to_string(dmg.offset) + " (" + dmg.reason + "), skipped");
-    if (d.windows_without_reference > 0)
-      add_note(source + ": " + std::to_string(d.windows_without_reference) +
-               " windows lost their reference after damage, skipped");
-  }
-
   /// The model; the builder is empty afterwards.
   FAILSLOW_FUNC job_model finish();
 
@@ -358,10 +330,6 @@ class job_model_builder {
 
 /// The model of every trace of a loaded trace set (missing and duplicate ranks become notes).
 FAILSLOW_FUNC job_model build_job_model(const trace::trace_set& set, model_options options = {});
-
-/// The model of a .fsum byte stream in memory, decoded one window at a time.
-FAILSLOW_FUNC job_model build_job_model_from_summaries(std::string_view bytes, model_options options = {},
-                                                       std::string_view source = "<fsum>");
 
 }  // namespace failslow::diagnose
 

@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "failslow/compress/codec.hpp"
 #include "failslow/compress/trace_windows.hpp"
 #include "failslow/compress/window_summary.hpp"
 #include "failslow/core/dense_array.hpp"
@@ -96,15 +95,6 @@ FAILSLOW_FUNC_DEF void job_model_builder::add_steps(int rank, const trace::step_
     v[1 + idle_phase] = t.idle_ns;
     for (std::size_t p = 0; p < slot.size(); ++p) v[1 + slot[p]] = b.phase_compute[p][k];
   }
-}
-
-FAILSLOW_FUNC_DEF void job_model_builder::add_summaries(std::string_view bytes, const std::string& source) {
-  add_summary_stream(source, [bytes](char* buffer, std::size_t capacity) mutable {
-    const std::size_t n = std::min(capacity, bytes.size());
-    std::copy_n(bytes.data(), n, buffer);
-    bytes.remove_prefix(n);
-    return n;
-  });
 }
 
 FAILSLOW_FUNC_DEF job_model job_model_builder::finish() {
@@ -227,13 +217,6 @@ FAILSLOW_FUNC_DEF job_model build_job_model(const trace::trace_set& set, model_o
                "name), not diagnosed: " + list);
   }
   for (const auto& f : set.skipped_files) b.add_note(f + ": not a trace (no traceEvents), skipped");
-  return b.finish();
-}
-
-FAILSLOW_FUNC_DEF job_model build_job_model_from_summaries(std::string_view bytes, model_options options,
-                                                           std::string_view source) {
-  job_model_builder b(std::move(options));
-  b.add_summaries(bytes, std::string(source));
   return b.finish();
 }
 

@@ -21,7 +21,9 @@
 #include "failslow/diagnose/l4_host.hpp"
 #include "failslow/diagnose/l4_waits.hpp"
 #include "failslow/diagnose/load_job.hpp"
+#include "failslow/diagnose/model_from_summaries.hpp"
 #include "failslow/io/detail/file_bytes.hpp"
+#include "failslow/trace/load_trace_set.hpp"
 #include "failslow/trace/pg_topology.hpp"
 #include "failslow/trace/trace_set.hpp"
 
@@ -70,7 +72,7 @@ FAILSLOW_FUNC_DEF loaded_job load_job(const std::vector<std::string>& paths, con
     job_model_builder b(opt);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       io::detail::file_stream f(paths[i]);  // .fsum or gzipped .fsum
-      b.add_summary_stream(paths[i], [&f](char* buffer, std::size_t capacity) { return f.read(buffer, capacity); });
+      add_summary_stream(b, paths[i], [&f](char* buffer, std::size_t capacity) { return f.read(buffer, capacity); });
       if (options.progress) options.progress(i + 1, paths.size());
     }
     out.model = b.finish();

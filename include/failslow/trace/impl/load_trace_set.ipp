@@ -1,4 +1,4 @@
-// failslow/trace/impl/trace_set.ipp -- the definitions of trace/trace_set.hpp: included by that
+// failslow/trace/impl/load_trace_set.ipp -- the definitions of trace/load_trace_set.hpp: included by that
 // header (header-only) or compiled once in src/failslow.cpp (core/compile_mode.hpp).
 #pragma once
 
@@ -22,6 +22,7 @@
 #include "failslow/io/kineto_reader.hpp"
 #include "failslow/io/nsys_reader.hpp"
 #include "failslow/io/trace_data.hpp"
+#include "failslow/trace/load_trace_set.hpp"
 #include "failslow/trace/trace_set.hpp"
 
 namespace failslow::trace {
