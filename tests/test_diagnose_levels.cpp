@@ -63,6 +63,18 @@ TEST_CASE("binomial upper tail equals scipy.stats.binom.sf", "[diagnose][referen
   }
 }
 
+TEST_CASE("hypergeometric upper tail equals scipy.stats.hypergeom.sf", "[diagnose][reference]") {
+  const auto cases = load_fixture("diagnose/hypergeom.json");
+  REQUIRE(cases.size() > 100);
+  for (const auto& c : cases) {
+    const auto k = c.at("k").get<std::uint64_t>(), K = c.at("K").get<std::uint64_t>();
+    const auto n = c.at("n").get<std::uint64_t>(), N = c.at("N").get<std::uint64_t>();
+    const double want = c.at("sf").get<double>();
+    INFO("k " << k << " K " << K << " n " << n << " N " << N);
+    CHECK(close(diagnose::detail::hypergeometric_upper_tail(k, K, n, N), want, 1e-10, 1e-300));
+  }
+}
+
 TEST_CASE("Student t tail and quantile equal scipy.stats.t", "[diagnose][reference]") {
   const auto f = load_fixture("diagnose/student_t.json");
   for (const auto& c : f.at("sf")) {

@@ -6,6 +6,8 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
 
   binomial.json   P(X >= k), X ~ Binomial(n, p): scipy.stats.binom.sf(k - 1, n, p), over a grid of
                   k, n, p including far tails (the L2 test per rank and phase)
+  hypergeom.json  P(X >= k), X ~ Hypergeometric(N, K, n): scipy.stats.hypergeom.sf(k - 1, N, K, n)
+                  (L2: a rank's elevated steps concentrated in its claim, or sporadic)
   student_t.json  scipy.stats.t.sf(t, nu) and t.isf(p, nu) (refined by Newton steps on t.sf) for
                   integer nu from 1 to 5000 (the
                   L1 threshold when the noise scale is estimated from few differences)
@@ -45,6 +47,21 @@ def binomial_cases():
             for k in sorted({0, 1, 2, n // 10, n // 3, n // 2, n - 1, n}):
                 if 0 <= k <= n:
                     cases.append({"k": k, "n": n, "p": p, "sf": float(stats.binom.sf(k - 1, n, p))})
+    return cases
+
+
+def hypergeom_cases():
+    cases = []
+    for N in (4, 10, 40, 97, 400, 3000):
+        for K in sorted({1, 2, 3, 5, N // 7, N // 3, N // 2, N - 1}):
+            if K < 1 or K > N:
+                continue
+            for n in sorted({1, 3, 4, 7, N // 10, N // 2, N - 2, N}):
+                if n < 1 or n > N:
+                    continue
+                for k in sorted({0, 1, 2, 3, 4, n // 2, min(K, n), min(K, n) + 1}):
+                    cases.append({"k": k, "K": K, "n": n, "N": N,
+                                  "sf": float(stats.hypergeom.sf(k - 1, N, K, n))})
     return cases
 
 
@@ -259,6 +276,7 @@ def l2_cases():
 
 if __name__ == "__main__":
     dump("binomial.json", binomial_cases())
+    dump("hypergeom.json", hypergeom_cases())
     dump("student_t.json", student_t_cases())
     dump("l2_groups.json", l2_cases())
     dump("window_scan.json", window_scan_cases())

@@ -794,7 +794,7 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
   };
 
   // Significant claims, grouped by rank; ranks withheld, for one note each.
-  std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up, steady;
+  std::vector<int> different_from_start, waiting_too, like_others, too_small_share, warm_up, steady, sporadic;
   // A work phase's excess that costs less than min_step_share of a step holds nothing back
   // (an idle excess is already judged as a share of the iteration).
   auto negligible = [&](const straggler& st) {
@@ -910,6 +910,39 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
           // throughout (their spread), not one that became slow: a moderate claim needs a before.
           steady.push_back(rank);
           continue;
+        }
+        // A sporadic excess: a rank whose steps cross the bar now and then outside its claim
+        // too (a GPU a little slower than its peers, whose upper tail crosses more often) puts
+        // a few of them next to each other by chance. The claim is a change only if so many of
+        // the rank's elevated steps falling inside a run of its length is unlikely were their
+        // places random (hypergeometric), over the places such a run can start; else, as a
+        // steady offset, it stands only when most of all the rank's steps are elevated. Needs
+        // elevated steps outside: without them the run is all there is. Only short runs (fewer
+        // than 2 min_steps elevated steps): chance puts a few crossings together, not many, and
+        // a run over most of a short series leaves the test no places to compare.
+        if (!cand.moderate && cand.elevated < 2 * o.min_steps &&
+            static_cast<double>(k) < o.min_fraction * static_cast<double>(n)) {
+          std::uint64_t span = 0, k_in = 0, k_out = 0, n_out = 0;
+          for (std::size_t s = 0; s < S; ++s) {
+            const double z = c.z[cand.member][s], e = c.rel[cand.member][s];
+            if (!std::isfinite(z) || !std::isfinite(e)) continue;
+            const bool up = z > o.z_threshold && e > o.min_effect;
+            if (s >= cand.first && s <= cand.last) {
+              ++span;
+              k_in += up ? 1 : 0;
+            } else {
+              ++n_out;
+              k_out += up ? 1 : 0;
+            }
+          }
+          if (k_out > 0 && span > 0) {
+            const double places = static_cast<double>(n_out + 1);  // measured steps - span + 1
+            const double p_run = detail::hypergeometric_upper_tail(k_in, k_in + k_out, span, span + n_out);
+            if (places * p_run > o.fdr_q) {
+              sporadic.push_back(rank);
+              continue;
+            }
+          }
         }
       }
       st.first = cand.first;
@@ -1028,7 +1061,8 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
                         "before: not called stragglers");
   }
   // A rank reported as a straggler in one phase is not also listed as withheld in another.
-  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up, &steady})
+  for (auto* list :
+       {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up, &steady, &sporadic})
     list->erase(std::remove_if(list->begin(), list->end(),
                                [&](int r) {
                                  return std::any_of(out.stragglers.begin(), out.stragglers.end(),
@@ -1058,6 +1092,15 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
                         "cross the bar in fewer than " +
                         std::to_string(static_cast<int>(std::lround(o.min_fraction * 100))) +
                         " % of their steps: a steady offset at the floor, not called stragglers");
+  }
+  if (!sporadic.empty()) {
+    const auto [n, t] = rank_list(sporadic);
+    out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
+                        ") cross the bar now and then outside their slowest run too, and that many of their elevated "
+                        "steps in one run is not unlikely by chance (a sporadic excess, not a change); elevated in "
+                        "fewer than " +
+                        std::to_string(static_cast<int>(std::lround(o.min_fraction * 100))) +
+                        " % of their steps: not called stragglers");
   }
   if (!different_from_start.empty()) {
     const auto [n, t] = rank_list(different_from_start);
