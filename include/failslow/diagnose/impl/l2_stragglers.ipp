@@ -911,23 +911,24 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
           steady.push_back(rank);
           continue;
         }
-        // A sporadic excess: a rank whose steps cross the bar now and then outside its claim
-        // too (a GPU a little slower than its peers, whose upper tail crosses more often) puts
-        // a few of them next to each other by chance. The claim is a change only if so many of
-        // the rank's elevated steps falling inside a run of its length is unlikely were their
+        // A sporadic excess: a rank whose steps cross the bar now and then before its claim too
+        // (a GPU a little slower than its peers, whose upper tail crosses more often) puts a
+        // few of them next to each other by chance. The claim is a change only if so many of
+        // the rank's elevated steps up to its end falling inside its run is unlikely were their
         // places random (hypergeometric), over the places such a run can start; else, as a
-        // steady offset, it stands only when most of all the rank's steps are elevated. Needs
-        // elevated steps outside: without them the run is all there is. Only short runs (fewer
-        // than 2 min_steps elevated steps): chance puts a few crossings together, not many, and
-        // a run over most of a short series leaves the test no places to compare.
+        // steady offset, it stands only when most of all the rank's steps are elevated. Steps
+        // after the claim do not count: a fault that goes on crossing now and then is no null.
+        // Needs elevated steps before: without them the run is all there is. Only short runs
+        // (fewer than 2 min_steps elevated steps): chance puts a few crossings together, not
+        // many, and a run over most of a short series leaves the test no places to compare.
         if (!cand.moderate && cand.elevated < 2 * o.min_steps &&
             static_cast<double>(k) < o.min_fraction * static_cast<double>(n)) {
           std::uint64_t span = 0, k_in = 0, k_out = 0, n_out = 0;
-          for (std::size_t s = 0; s < S; ++s) {
+          for (std::size_t s = 0; s <= cand.last && s < S; ++s) {
             const double z = c.z[cand.member][s], e = c.rel[cand.member][s];
             if (!std::isfinite(z) || !std::isfinite(e)) continue;
             const bool up = z > o.z_threshold && e > o.min_effect;
-            if (s >= cand.first && s <= cand.last) {
+            if (s >= cand.first) {
               ++span;
               k_in += up ? 1 : 0;
             } else {
@@ -936,7 +937,7 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
             }
           }
           if (k_out > 0 && span > 0) {
-            const double places = static_cast<double>(n_out + 1);  // measured steps - span + 1
+            const double places = static_cast<double>(n_out + 1);  // steps up to its end - span + 1
             const double p_run = detail::hypergeometric_upper_tail(k_in, k_in + k_out, span, span + n_out);
             if (places * p_run > o.fdr_q) {
               sporadic.push_back(rank);
@@ -1096,7 +1097,7 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
   if (!sporadic.empty()) {
     const auto [n, t] = rank_list(sporadic);
     out.notes.push_back("L2: " + std::to_string(n) + " rank(s) (" + t +
-                        ") cross the bar now and then outside their slowest run too, and that many of their elevated "
+                        ") cross the bar now and then before their slowest run too, and that many of their elevated "
                         "steps in one run is not unlikely by chance (a sporadic excess, not a change); elevated in "
                         "fewer than " +
                         std::to_string(static_cast<int>(std::lround(o.min_fraction * 100))) +
