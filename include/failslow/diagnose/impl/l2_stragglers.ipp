@@ -1062,8 +1062,7 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
                         "before: not called stragglers");
   }
   // A rank reported as a straggler in one phase is not also listed as withheld in another.
-  for (auto* list :
-       {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up, &steady, &sporadic})
+  for (auto* list : {&waiting_too, &like_others, &too_small_share, &different_from_start, &warm_up, &steady, &sporadic})
     list->erase(std::remove_if(list->begin(), list->end(),
                                [&](int r) {
                                  return std::any_of(out.stragglers.begin(), out.stragglers.end(),
