@@ -70,9 +70,6 @@ robust_z_result robust_z_outliers(const Range& values, double threshold = 3.5, c
   return r;
 }
 
-/// Coefficient of variation of each column of a table (e.g. ranks x phases): a
-/// dense_array<double, 2> or any matrix with rows(), cols() and m(i, j), such as Eigen's (this
-/// header does not include Eigen).
 namespace detail {
 template <class M>
 struct is_table : std::false_type {};
@@ -80,6 +77,9 @@ template <class T, class A>
 struct is_table<dense_array<T, 2, A>> : std::true_type {};
 }  // namespace detail
 
+/// Coefficient of variation of each column of a table (e.g. ranks x phases): a
+/// dense_array<double, 2> or any matrix with rows(), cols() and m(i, j), such as Eigen's (this
+/// header does not include Eigen).
 template <class Matrix>
 std::vector<double> column_cv(const Matrix& m) {
   std::size_t rows = 0, cols = 0;

@@ -6,10 +6,10 @@
 //   std::string w1_matrix_svg(d, options)
 //   d: n x n distances in ns (stats/w1_matrix_rows.hpp or stats/w1_matrix.hpp computes them),
 //   as a dense_array<double, 2> or any matrix with rows(), cols() and d(i, j) (an Eigen
-//   matrix: this header does not include Eigen; the matrix is copied once), NaN = not measured;
-//   members
-//   in the order of options.labels (their ranks), grouped: options.group_starts are the first
-//   members of each group (ascending; 0 implied), options.group_names their names ("dp:0").
+//   matrix: this header does not include Eigen; the matrix is copied once), NaN = not
+//   measured; members in the order of options.labels (their ranks), grouped:
+//   options.group_starts are the first members of each group (ascending; 0 implied),
+//   options.group_names their names ("dp:0").
 //   Cells are coloured by viridis(d / max d) (0 = the darkest), with a colour bar in the unit
 //   that reads best; white lines separate the groups, whose names stand above the matrix where
 //   they fit. Each member's rank labels its row and column when cells are 11 px or more, else
