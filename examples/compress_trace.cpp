@@ -6,8 +6,8 @@
 #include <failslow/compress/merge.hpp>
 #include <failslow/compress/trace_windows.hpp>
 #include <failslow/stats/wasserstein.hpp>
-#include <failslow/trace/steps.hpp>
 #include <failslow/trace/load_trace_set.hpp>
+#include <failslow/trace/steps.hpp>
 #include <fstream>
 #include <iostream>
 #include <string>

@@ -3,9 +3,9 @@
 //   ./example_trace_steps ../shared/data/kineto/trace_filter_2_of_128
 //   ./example_trace_steps tests/data/torch_gloo/no_schedule     (no ProfilerStep#N: optimizer steps)
 #include <failslow/trace/clock_align.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <failslow/trace/simhash.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/load_trace_set.hpp>
 #include <failslow/trace/tree.hpp>
 #include <iostream>
 #include <string>

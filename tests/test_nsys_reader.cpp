@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <failslow/io/nsys_reader.hpp>
-#include <failslow/trace/steps.hpp>
 #include <failslow/trace/load_trace_set.hpp>
+#include <failslow/trace/steps.hpp>
 #include <string>
 
 #include "support/synthetic_trace.hpp"

@@ -3,8 +3,8 @@
 // on hand-built traces with hand-computed values and on the committed real job
 // (tests/data/torch_gloo, against the numbers its generator computed with Python's json module).
 #include <catch2/catch.hpp>
-#include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/load_trace_set.hpp>
+#include <failslow/trace/step_breakdown.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>

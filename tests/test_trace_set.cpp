@@ -5,8 +5,8 @@
 #include <cmath>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/idle.hpp>
-#include <failslow/trace/steps.hpp>
 #include <failslow/trace/load_trace_set.hpp>
+#include <failslow/trace/steps.hpp>
 #include <random>
 #include <string>
 #include <vector>

@@ -22,8 +22,8 @@
 #include <failslow/compress/trace_windows.hpp>
 #include <failslow/core/detail/splitmix.hpp>
 #include <failslow/io/output_file.hpp>
-#include <failslow/trace/steps.hpp>
 #include <failslow/trace/load_trace_set.hpp>
+#include <failslow/trace/steps.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -21,10 +21,10 @@
 #include <failslow/stats/descriptive.hpp>
 #include <failslow/trace/clock_align.hpp>
 #include <failslow/trace/idle.hpp>
+#include <failslow/trace/load_trace_set.hpp>
 #include <failslow/trace/pg_topology.hpp>
 #include <failslow/trace/step_breakdown.hpp>
 #include <failslow/trace/steps.hpp>
-#include <failslow/trace/load_trace_set.hpp>
 #include <iostream>
 #include <limits>
 #include <map>
