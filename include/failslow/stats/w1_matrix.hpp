@@ -51,8 +51,8 @@ namespace detail {
 template <class = void>
 inline Eigen::MatrixXd w1_matrix_quantiles_on(const quantile_matrix& q, unsigned threads, simd_path path) {
   const auto n = static_cast<std::size_t>(q.rows()), k = static_cast<std::size_t>(q.cols());
-  check_quantile_rows(q.data(), n, k);
-  Eigen::MatrixXd d(q.rows(), q.rows());  // symmetric: its column-major layout is the row-major one
+  // Symmetric: its column-major layout is the row-major one; w1_matrix_rows_on checks q first.
+  Eigen::MatrixXd d(q.rows(), q.rows());
   w1_matrix_rows_on(q.data(), n, k, d.data(), threads, path);
   return d;
 }
@@ -62,7 +62,6 @@ template <class T>
 Eigen::Matrix<T, Eigen::Dynamic, 1> w1_condensed_quantiles_on(const quantile_matrix& q, unsigned threads,
                                                               simd_path path) {
   const auto n = static_cast<std::size_t>(q.rows()), k = static_cast<std::size_t>(q.cols());
-  check_quantile_rows(q.data(), n, k);
   Eigen::Matrix<T, Eigen::Dynamic, 1> c(static_cast<Eigen::Index>(n * (n - 1) / 2));  // every entry written
   w1_condensed_rows_on<T>(q.data(), n, k, c.data(), threads, path);
   return c;

@@ -286,8 +286,7 @@ inline void w1_matrix_rows(const double* q, std::size_t n, std::size_t k, double
 template <class = void>
 inline dense_array<double, 2> w1_matrix_rows(const dense_array<double, 2>& q, unsigned threads = 1) {
   const std::size_t n = q.shape(0), k = q.shape(1);
-  detail::check_quantile_rows(q.data(), n, k);
-  dense_array<double, 2> d({n, n});
+  dense_array<double, 2> d({n, n});  // w1_matrix_rows_on checks q before writing
   detail::w1_matrix_rows_on(q.data(), n, k, d.data(), threads, detail::best_simd_path());
   return d;
 }
