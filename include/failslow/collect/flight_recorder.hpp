@@ -65,7 +65,7 @@ class flight_recorder final : public record_sink {
   }
 
   /// The ring's records and marks, oldest first (see the synopsis for concurrency).
-  recorder_snapshot snapshot() const;
+  FAILSLOW_FUNC recorder_snapshot snapshot() const;
 
   std::size_t capacity() const noexcept { return ring_.size(); }
   std::uint64_t total_records() const {
@@ -74,7 +74,7 @@ class flight_recorder final : public record_sink {
   }
 
  private:
-  static std::size_t check(std::size_t bytes);
+  FAILSLOW_FUNC static std::size_t check(std::size_t bytes);
   void head_add(std::size_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
     head_ += n;
@@ -95,9 +95,9 @@ struct kineto_dump_options {
 namespace detail {
 
 // Integer nanoseconds as microseconds with exactly three decimals ("-12.345").
-FAILSLOW_INLINE void append_us(std::string& out, std::int64_t ns);
+FAILSLOW_FUNC void append_us(std::string& out, std::int64_t ns);
 
-FAILSLOW_INLINE std::string_view kineto_category(const event& e) noexcept;
+FAILSLOW_FUNC std::string_view kineto_category(const event& e) noexcept;
 
 }  // namespace detail
 

@@ -69,7 +69,7 @@ struct step_window_counts {
 
 class step_windows final : public record_sink {
  public:
-  step_windows(std::int32_t rank, compress::window_sink out, step_window_options options = {});
+  FAILSLOW_FUNC step_windows(std::int32_t rank, compress::window_sink out, step_window_options options = {});
 
   void records(const activity_record* batch, std::size_t n) override {
     for (std::size_t i = 0; i < n; ++i) add(batch[i].ev);
@@ -89,7 +89,7 @@ class step_windows final : public record_sink {
   static constexpr std::int64_t min_time = std::numeric_limits<std::int64_t>::min();
   static constexpr std::int64_t no_boundary = std::numeric_limits<std::int64_t>::max();
 
-  static step_window_options check(step_window_options o);
+  FAILSLOW_FUNC static step_window_options check(step_window_options o);
   static compress::compressor_config compressor_options(const step_window_options& o) {
     compress::compressor_config c = o.compressor;
     c.max_window_ns = 0;
@@ -104,27 +104,27 @@ class step_windows final : public record_sink {
     return marks_size_ ? mark_at(0).time_ns : no_boundary;
   }
 
-  void pop_mark_and_open();
+  FAILSLOW_FUNC void pop_mark_and_open();
 
-  void open_time_window(std::int64_t t);
+  FAILSLOW_FUNC void open_time_window(std::int64_t t);
 
-  void add(const event& e);
+  FAILSLOW_FUNC void add(const event& e);
 
-  void compress_event(const event& e);
+  FAILSLOW_FUNC void compress_event(const event& e);
 
   // The window's launch calls go to the compressor in time order (CUPTI delivers each thread's
   // records in its own buffers), then the window closes.
-  void close_compressor(std::int64_t end_ns);
+  FAILSLOW_FUNC void close_compressor(std::int64_t end_ns);
 
   // Closes the open window at its boundary and opens the next one.
-  void advance();
+  FAILSLOW_FUNC void advance();
 
-  void close_open(std::int64_t end_ns);
+  FAILSLOW_FUNC void close_open(std::int64_t end_ns);
 
   // Moves the pending records of the open window into the compressor, keeps the rest in order.
-  void release_pending();
+  FAILSLOW_FUNC void release_pending();
 
-  void emit(compress::window_summary&& w);
+  FAILSLOW_FUNC void emit(compress::window_summary&& w);
 
   step_window_options opt_;
   compress::window_sink out_;

@@ -27,7 +27,7 @@ namespace failslow::compress {
 inline constexpr std::size_t record_bytes = 32;
 
 /// Bytes of e as minimal Kineto JSON (see the synopsis).
-FAILSLOW_INLINE std::size_t minimal_kineto_json_bytes(std::string_view name, const event& e) noexcept;
+FAILSLOW_FUNC std::size_t minimal_kineto_json_bytes(std::string_view name, const event& e) noexcept;
 
 }  // namespace failslow::compress
 

@@ -210,24 +210,24 @@ inline void put_delta(std::string& out, std::uint64_t v, std::uint64_t ref) {
 class summary_encoder {
  public:
   /// `name_of(id)` gives the string of a key id (e.g. a name_table's name()).
-  summary_encoder(std::function<std::string(name_id)> name_of, codec_options opt = {});
+  FAILSLOW_FUNC summary_encoder(std::function<std::string(name_id)> name_of, codec_options opt = {});
 
   /// The file header; write it once, before the first block.
-  std::string header() const;
+  FAILSLOW_FUNC std::string header() const;
 
   /// Appends the blocks of one window (new names first) to `out`; with zstd_level > 0 to the
   /// current group, written to `out` when it reaches group_bytes (and by flush()).
-  void encode(const window_summary& w, std::string& out);
+  FAILSLOW_FUNC void encode(const window_summary& w, std::string& out);
 
  private:
   // Format 2: absolute values as varints; deltas against the reference as nibbles.
-  static void encode_keys_v2(const detail::window_codes& codes, const detail::window_codes& ref,
-                             const std::string& modes, std::string& payload);
+  FAILSLOW_FUNC static void encode_keys_v2(const detail::window_codes& codes, const detail::window_codes& ref,
+                                           const std::string& modes, std::string& payload);
 
  public:
   /// Writes the current zstd group to `out` (nothing without zstd or when it is empty). Call
   /// it after the last encode(); a group is a block, so a stream may also be cut after it.
-  void flush(std::string& out);
+  FAILSLOW_FUNC void flush(std::string& out);
 
  private:
   struct state {
@@ -237,10 +237,10 @@ class summary_encoder {
   };
 
   // A block: to `out`, or as a record (type, length, payload) of the current zstd group.
-  void put_block(std::string& out, std::uint8_t type, const std::string& payload);
-  static void write_block(std::string& out, std::uint8_t type, const std::string& payload);
+  FAILSLOW_FUNC void put_block(std::string& out, std::uint8_t type, const std::string& payload);
+  FAILSLOW_FUNC static void write_block(std::string& out, std::uint8_t type, const std::string& payload);
 
-  detail::window_codes quantize(const window_summary& w) const;
+  FAILSLOW_FUNC detail::window_codes quantize(const window_summary& w) const;
 
   std::uint64_t coarse(double x) const noexcept { return q_.code(x, opt_.coarse_shift); }
 

@@ -42,8 +42,8 @@
 
 namespace failslow::compress {
 
-FAILSLOW_INLINE double relative_w1(const kernel_summary& summary, std::vector<double> durations,
-                                   std::size_t quantiles = 1024, bool truncated = true);
+FAILSLOW_FUNC double relative_w1(const kernel_summary& summary, std::vector<double> durations,
+                                 std::size_t quantiles = 1024, bool truncated = true);
 
 /// The relative W1 of (window, key) pairs (see the synopsis).
 struct fidelity_figures {
@@ -51,7 +51,7 @@ struct fidelity_figures {
   std::uint64_t zero_duration_pairs = 0;  ///< pairs whose durations are all 0: counted, not measured
 
   /// Measures one pair: summary against the exact durations it was made from.
-  void add(const kernel_summary& summary, std::vector<double> durations);
+  FAILSLOW_FUNC void add(const kernel_summary& summary, std::vector<double> durations);
   /// The figures of another set of pairs added to these.
   void merge(const fidelity_figures& o) {
     relative_w1.insert(relative_w1.end(), o.relative_w1.begin(), o.relative_w1.end());
@@ -70,10 +70,10 @@ struct fidelity_figures {
 /// the durations of the trace's events with that window id in window_of_event (one entry per
 /// event, -1 for none: summarize_trace's output). Events of windows not listed are ignored.
 /// `keys`: the per-event keys the trace was summarised under (trace_window_options::keys), if any.
-FAILSLOW_INLINE void add_trace_fidelity(fidelity_figures& figures, const io::trace_data& trace,
-                                        const std::vector<std::int64_t>& window_of_event,
-                                        std::vector<std::pair<std::int64_t, const window_summary*>> windows,
-                                        const std::vector<name_id>* keys = nullptr);
+FAILSLOW_FUNC void add_trace_fidelity(fidelity_figures& figures, const io::trace_data& trace,
+                                      const std::vector<std::int64_t>& window_of_event,
+                                      std::vector<std::pair<std::int64_t, const window_summary*>> windows,
+                                      const std::vector<name_id>* keys = nullptr);
 
 }  // namespace failslow::compress
 

@@ -88,7 +88,7 @@ struct compressor_config {
   /// modes of a few samples each, or a body with one far outlier, which one lognormal from p50
   /// and p99 cannot describe. Measured in bench/README.md (real traces: median W1/mean 6.2 % with
   /// the core defaults, 0.0 % with these; p95 62.9 % and 44.9 %).
-  static stats::valley_options default_clustering();
+  FAILSLOW_FUNC static stats::valley_options default_clustering();
 };
 
 using window_sink = std::function<void(window_summary&&)>;

@@ -63,7 +63,7 @@ struct kernel_summary {
   std::vector<double> knots;   ///< quantiles at knot_probabilities (a poor cluster fit), else empty
 
   /// The key's duration distribution as a mixture (see the synopsis for the forms).
-  stats::lognormal_mixture distribution(bool truncated = true) const;
+  FAILSLOW_FUNC stats::lognormal_mixture distribution(bool truncated = true) const;
 };
 
 /// The host's kernel launch calls in one window (see the synopsis).

@@ -13,12 +13,14 @@
 //   failslow::compiled), which defines FAILSLOW_BUILDING_LIBRARY as well.
 //
 //   FAILSLOW_HEADER_ONLY   1 where the headers include their definitions
-//   FAILSLOW_FUNC          on a function's declaration in its header:
-//                            header-only `template <class = void> inline`, separately compiled nothing
+//   FAILSLOW_FUNC          on a function's declaration in its header (a member function's in its
+//                          class): header-only `template <class = void> inline`, separately nothing
 //   FAILSLOW_FUNC_DEF      on the same function's definition in the .ipp:
 //                            header-only `template <class> inline`, separately compiled nothing
-//   FAILSLOW_INLINE        on a function (or a member function defined outside its class) that is
-//                          an ordinary inline function header-only: `inline`, separately nothing
+//   FAILSLOW_FRIEND_FUNC   befriends a FAILSLOW_FUNC function (declared before the class):
+//                            header-only `template <class> friend`, separately `friend`
+//   FAILSLOW_INLINE        on what cannot be a template -- destructors, virtual functions -- defined
+//                          in the .ipp: header-only `inline`, separately nothing
 //
 //   Templates on real types (allocators, value types, Eigen expressions) and constexpr functions
 //   stay in the headers in both modes.
@@ -32,6 +34,7 @@
 #define FAILSLOW_HEADER_ONLY 1
 #define FAILSLOW_FUNC template <class = void> inline
 #define FAILSLOW_FUNC_DEF template <class> inline
+#define FAILSLOW_FRIEND_FUNC template <class> friend
 #define FAILSLOW_INLINE inline
 #else
 #if defined(FAILSLOW_BUILDING_LIBRARY)
@@ -41,6 +44,7 @@
 #endif
 #define FAILSLOW_FUNC
 #define FAILSLOW_FUNC_DEF
+#define FAILSLOW_FRIEND_FUNC friend
 #define FAILSLOW_INLINE
 #endif
 // clang-format on

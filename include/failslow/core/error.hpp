@@ -64,7 +64,7 @@ class parse_error : public error {
   const std::string& expected() const noexcept { return expected_; }
 
  private:
-  static std::string format(const source_location& w, const std::string& expected);
+  FAILSLOW_FUNC static std::string format(const source_location& w, const std::string& expected);
 
   source_location where_;
   std::string expected_;

@@ -61,10 +61,10 @@ static_assert(failslow::detail::enum_count_matches<kernel_class>(kernel_class_co
 /// between two ranks, e.g. neighbouring pipeline stages) rather than a collective of a process
 /// group: its duration includes waiting for the other side's schedule, so it is not compared
 /// like a group's collective. ncclDevKernel_SendRecv, ncclKernel_SendRecv_*, *_Send, *_Recv.
-FAILSLOW_INLINE bool is_point_to_point(std::string_view name) noexcept;
+FAILSLOW_FUNC bool is_point_to_point(std::string_view name) noexcept;
 
 /// Parses "compute", "communication" or "memory"; throws invalid_argument otherwise.
-FAILSLOW_INLINE kernel_class parse_kernel_class(std::string_view s);
+FAILSLOW_FUNC kernel_class parse_kernel_class(std::string_view s);
 
 struct classification_rule {
   name_pattern pattern;
@@ -77,7 +77,7 @@ class kernel_classifier {
   kernel_classifier() = default;
 
   /// The rules for the kernel names real traces carry (see the file synopsis).
-  static kernel_classifier defaults();
+  FAILSLOW_FUNC static kernel_classifier defaults();
 
   /// Appends a rule (tried after the existing ones).
   kernel_classifier& add(name_pattern pattern, kernel_class cls) {
@@ -93,14 +93,14 @@ class kernel_classifier {
 
   /// Class of a GPU activity name: the first matching rule, else compute. A kernel key's
   /// launch shape (core/launch_shape.hpp) is not part of the name the rules see.
-  kernel_class classify(std::string_view name) const noexcept;
+  FAILSLOW_FUNC kernel_class classify(std::string_view name) const noexcept;
 
   /// Class of an event whose kind is known: memcpy/memset are memory and collectives are
   /// communication whatever their name; kernels are classified by name.
-  kernel_class classify(event_kind kind, std::string_view name) const noexcept;
+  FAILSLOW_FUNC kernel_class classify(event_kind kind, std::string_view name) const noexcept;
 
   /// The event_kind a reader stores for a GPU activity with this name.
-  event_kind device_kind(std::string_view name) const noexcept;
+  FAILSLOW_FUNC event_kind device_kind(std::string_view name) const noexcept;
 
   const std::vector<classification_rule>& rules() const noexcept { return rules_; }
   void clear() noexcept { rules_.clear(); }
@@ -110,8 +110,8 @@ class kernel_classifier {
 };
 
 /// Reads rules "CLASS KIND[/i] PATTERN" from `in` and appends them to `into` (in file order).
-FAILSLOW_INLINE void parse_classification_rules(std::istream& in, kernel_classifier& into,
-                                                std::string_view source = "<classification rules>");
+FAILSLOW_FUNC void parse_classification_rules(std::istream& in, kernel_classifier& into,
+                                              std::string_view source = "<classification rules>");
 
 }  // namespace failslow
 

@@ -51,9 +51,10 @@ static_assert(failslow::detail::enum_count_matches<match_kind>(match_kind_count)
 
 class name_pattern {
  public:
-  name_pattern(std::string text, match_kind kind = match_kind::glob, case_sensitivity cs = case_sensitivity::sensitive);
+  FAILSLOW_FUNC name_pattern(std::string text, match_kind kind = match_kind::glob,
+                             case_sensitivity cs = case_sensitivity::sensitive);
 
-  bool matches(std::string_view name) const noexcept;
+  FAILSLOW_FUNC bool matches(std::string_view name) const noexcept;
 
   const std::string& text() const noexcept { return text_; }
   match_kind kind() const noexcept { return kind_; }
@@ -62,7 +63,7 @@ class name_pattern {
   }
 
   /// The textual form accepted by parse_name_pattern, e.g. "contains/i:nccl".
-  std::string to_string() const;
+  FAILSLOW_FUNC std::string to_string() const;
 
  private:
   std::string text_;
@@ -71,7 +72,7 @@ class name_pattern {
 };
 
 /// Parses "KIND[/i]:TEXT" (KIND one of exact, prefix, contains, glob) or a bare glob "TEXT".
-FAILSLOW_INLINE name_pattern parse_name_pattern(std::string_view spec);
+FAILSLOW_FUNC name_pattern parse_name_pattern(std::string_view spec);
 
 }  // namespace failslow
 

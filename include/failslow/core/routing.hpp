@@ -67,7 +67,7 @@ class router {
   router() = default;
 
   /// The ARGUS table (see the file synopsis).
-  static router defaults();
+  FAILSLOW_FUNC static router defaults();
 
   router& add(routing_rule rule) {
     rules_.push_back(std::move(rule));
@@ -90,8 +90,8 @@ class router {
 
   /// Scope of a kernel name of class `cls`, or of a phase name (cls then says what the phase
   /// is mostly made of; compute by default). nullopt: compare within the process group.
-  std::optional<dim_set> scope(routing_subject subject, std::string_view name,
-                               kernel_class cls = kernel_class::compute) const;
+  FAILSLOW_FUNC std::optional<dim_set> scope(routing_subject subject, std::string_view name,
+                                             kernel_class cls = kernel_class::compute) const;
 
   /// The ranks that may be compared with `rank` under `scope` (rank included, ascending).
   static std::vector<int> comparable_ranks(const topology& topo, int rank, dim_set scope) {
@@ -112,7 +112,7 @@ class router {
 };
 
 /// Reads rules "SUBJECT SCOPE KIND[/i] PATTERN" from `in` and appends them to `into`.
-FAILSLOW_INLINE void parse_routing_rules(std::istream& in, router& into, std::string_view source = "<routing rules>");
+FAILSLOW_FUNC void parse_routing_rules(std::istream& in, router& into, std::string_view source = "<routing rules>");
 
 }  // namespace failslow
 

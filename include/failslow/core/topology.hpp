@@ -76,7 +76,7 @@ class dim_set {
   constexpr bool operator!=(dim_set o) const noexcept { return bits_ != o.bits_; }
 
   /// "cp+ep+dp" (canonical order), "" for the empty set.
-  std::string to_string() const;
+  FAILSLOW_FUNC std::string to_string() const;
 
  private:
   static constexpr std::uint8_t bit(parallel_dim d) noexcept {
@@ -86,7 +86,7 @@ class dim_set {
 };
 
 /// Parses "dp" or "cp+ep+dp"; throws invalid_argument on unknown or repeated dimensions.
-FAILSLOW_INLINE dim_set parse_dim_set(std::string_view s);
+FAILSLOW_FUNC dim_set parse_dim_set(std::string_view s);
 
 /// Sizes of the five parallel dimensions (each >= 1).
 struct parallel_sizes {
@@ -126,7 +126,7 @@ struct parallel_sizes {
 
 /// Parses "tp=2,pp=4,dp=8" (any subset of tp, cp, ep, dp, pp; the others are 1); throws
 /// invalid_argument on an unknown or repeated dimension, or a size that is not an integer >= 1.
-FAILSLOW_INLINE parallel_sizes parse_parallel_sizes(std::string_view s);
+FAILSLOW_FUNC parallel_sizes parse_parallel_sizes(std::string_view s);
 
 /// Coordinates of a rank, indexed by parallel_dim.
 struct coordinates {
@@ -150,10 +150,10 @@ class topology {
   topology() : topology(parallel_sizes{}) {}
 
   /// A job with these sizes; world size = their product.
-  explicit topology(const parallel_sizes& sizes, std::string_view order = default_order);
+  FAILSLOW_FUNC explicit topology(const parallel_sizes& sizes, std::string_view order = default_order);
 
   /// As above, and checks that `world_size` equals tp * cp * ep * dp * pp.
-  topology(const parallel_sizes& sizes, std::string_view order, int world_size);
+  FAILSLOW_FUNC topology(const parallel_sizes& sizes, std::string_view order, int world_size);
 
   int world_size() const noexcept { return world_; }
   int size(parallel_dim d) const noexcept { return sizes_[d]; }
@@ -163,19 +163,19 @@ class topology {
   /// Dimensions from fastest to slowest, all five.
   const std::array<parallel_dim, parallel_dim_count>& order() const noexcept { return order_; }
   /// The order as a string, all five dimensions, e.g. "tp-cp-ep-dp-pp".
-  std::string order_string() const;
+  FAILSLOW_FUNC std::string order_string() const;
 
-  coordinates coords(int rank) const;
+  FAILSLOW_FUNC coordinates coords(int rank) const;
 
   int coordinate(int rank, parallel_dim d) const {
     check_rank(rank);
     return (rank / stride(d)) % size(d);
   }
 
-  int rank(const coordinates& c) const;
+  FAILSLOW_FUNC int rank(const coordinates& c) const;
 
   /// Ranks whose coordinates equal rank's outside `vary`, ascending (rank itself included).
-  std::vector<int> group(int rank, dim_set vary) const;
+  FAILSLOW_FUNC std::vector<int> group(int rank, dim_set vary) const;
 
   /// The communication group of `rank` along d, ordered by the coordinate along d.
   std::vector<int> group(int rank, parallel_dim d) const { return group(rank, dim_set{d}); }
@@ -184,14 +184,14 @@ class topology {
   int group_count(dim_set vary) const noexcept { return world_ / group_size(vary); }
   int group_count(parallel_dim d) const noexcept { return group_count(dim_set{d}); }
 
-  int group_size(dim_set vary) const noexcept;
+  FAILSLOW_FUNC int group_size(dim_set vary) const noexcept;
 
   /// Index of rank's group among the groups along `vary`, numbered by lowest rank.
-  int group_index(int rank, dim_set vary) const;
+  FAILSLOW_FUNC int group_index(int rank, dim_set vary) const;
   int group_index(int rank, parallel_dim d) const { return group_index(rank, dim_set{d}); }
 
   /// Members of group number `index` along `vary`, ascending.
-  std::vector<int> group_members(dim_set vary, int index) const;
+  FAILSLOW_FUNC std::vector<int> group_members(dim_set vary, int index) const;
   std::vector<int> group_members(parallel_dim d, int index) const { return group_members(dim_set{d}, index); }
 
   /// "dp:3": the name of rank's communication group along d.
@@ -200,7 +200,7 @@ class topology {
   }
 
   /// All ranks of pipeline stage s, ascending.
-  std::vector<int> stage(int s) const;
+  FAILSLOW_FUNC std::vector<int> stage(int s) const;
 
  private:
   static constexpr std::size_t index(parallel_dim d) noexcept { return static_cast<std::size_t>(d); }
@@ -210,9 +210,9 @@ class topology {
       throw domain_error("topology: rank " + std::to_string(rank) + " outside [0, " + std::to_string(world_) + ")");
   }
 
-  void parse_order(std::string_view order);
+  FAILSLOW_FUNC void parse_order(std::string_view order);
 
-  std::vector<int> enumerate(int base, dim_set vary) const;
+  FAILSLOW_FUNC std::vector<int> enumerate(int base, dim_set vary) const;
 
   parallel_sizes sizes_;
   int world_ = 1;

@@ -41,7 +41,7 @@ namespace failslow::detect {
 
 namespace detail {
 
-FAILSLOW_INLINE changepoint_result penalised_search(const segment_cost& cost, std::size_t m, bool prune);
+FAILSLOW_FUNC changepoint_result penalised_search(const segment_cost& cost, std::size_t m, bool prune);
 
 }  // namespace detail
 

@@ -109,9 +109,9 @@ struct relative_score_result {
 };
 
 namespace detail {
-FAILSLOW_INLINE relative_score_result score_against(const std::vector<double>& medians,
-                                                    const std::vector<double>& reference, double threshold);
-FAILSLOW_INLINE void check_medians(const std::vector<double>& m, const char* who);
+FAILSLOW_FUNC relative_score_result score_against(const std::vector<double>& medians,
+                                                  const std::vector<double>& reference, double threshold);
+FAILSLOW_FUNC void check_medians(const std::vector<double>& m, const char* who);
 }  // namespace detail
 
 /// NVIDIA straggler detector's relative score from per-rank medians.

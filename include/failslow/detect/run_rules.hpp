@@ -54,7 +54,7 @@ class run_rules_checker {
       : rules_(rules), side_(side) {}
 
   /// Adds the standardised value u; returns the rules that fire on it.
-  std::uint32_t check(double u) noexcept;
+  FAILSLOW_FUNC std::uint32_t check(double u) noexcept;
 
   void clear() noexcept { n_ = 0; }
   std::uint32_t rules() const noexcept { return rules_; }
@@ -65,9 +65,9 @@ class run_rules_checker {
   // i-th most recent value (0 = newest); i < n_.
   double at(std::size_t i) const noexcept { return buf_[(head_ + capacity - i) % capacity]; }
 
-  std::size_t count_beyond(std::size_t last, double sign, double level) const noexcept;
-  bool monotone_run(std::size_t points, double sign) const noexcept;
-  bool alternating(std::size_t points) const noexcept;
+  FAILSLOW_FUNC std::size_t count_beyond(std::size_t last, double sign, double level) const noexcept;
+  FAILSLOW_FUNC bool monotone_run(std::size_t points, double sign) const noexcept;
+  FAILSLOW_FUNC bool alternating(std::size_t points) const noexcept;
 
   std::uint32_t rules_;
   chart_side side_;

@@ -95,7 +95,7 @@ static_assert(failslow::detail::enum_count_matches<penalty_kind>(penalty_kind_co
 
 /// Parses a cost model's name ("mean" or "meanvar", as to_string prints it); throws
 /// invalid_argument otherwise.
-FAILSLOW_INLINE cost_model parse_cost_model(std::string_view s);
+FAILSLOW_FUNC cost_model parse_cost_model(std::string_view s);
 
 /// The price of one change point.
 struct penalty {
@@ -108,7 +108,7 @@ struct penalty {
 
 /// Parses "bic", "mbic" or a number beta >= 0 written in full (penalty::fixed(beta)); throws
 /// invalid_argument otherwise ("fixed" alone names no beta).
-FAILSLOW_INLINE penalty parse_penalty(std::string_view s);
+FAILSLOW_FUNC penalty parse_penalty(std::string_view s);
 
 struct changepoint_options {
   cost_model model = cost_model::normal_mean;
@@ -169,15 +169,15 @@ class segment_cost {
   }
 
   /// Mean and population sd of y[begin, end) in the series' units.
-  segment describe(std::size_t begin, std::size_t end) const noexcept;
+  FAILSLOW_FUNC segment describe(std::size_t begin, std::size_t end) const noexcept;
 
   /// Turns a list of change points into a result (segments, cost).
-  changepoint_result make_result(std::vector<std::size_t> changes, std::uint64_t evaluations) const;
+  FAILSLOW_FUNC changepoint_result make_result(std::vector<std::size_t> changes, std::uint64_t evaluations) const;
 
  private:
-  void init(const changepoint_options& o);
+  FAILSLOW_FUNC void init(const changepoint_options& o);
 
-  double estimate_sigma() const;
+  FAILSLOW_FUNC double estimate_sigma() const;
 
   cost_model model_;
   std::vector<double> raw_, s1_, s2_;

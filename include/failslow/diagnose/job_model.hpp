@@ -198,7 +198,7 @@ struct job_model {
 /// O(windows) to build; window() and find() O(1) and O(log keys).
 class window_index {
  public:
-  explicit window_index(const job_model& m);
+  FAILSLOW_FUNC explicit window_index(const job_model& m);
   /// The window of `rank` at model step index `step`, or null.
   const compress::window_summary* window(int rank, std::size_t step) const {
     return at_[static_cast<std::size_t>(rank) * steps_ + step];
@@ -223,7 +223,7 @@ struct model_options {
 
 class job_model_builder {
  public:
-  explicit job_model_builder(model_options options = {});
+  FAILSLOW_FUNC explicit job_model_builder(model_options options = {});
 
   /// A recorded trace of `rank` (names: the name_table the trace was read into).
   FAILSLOW_FUNC void add_trace(int rank, const io::trace_data& trace, name_table& names);

@@ -48,14 +48,14 @@ struct kernel_table_options {
 };
 
 /// Parses an event_kind name ("kernel", ..., "runtime"); false when unknown.
-FAILSLOW_INLINE bool parse_event_kind(std::string_view s, event_kind& out) noexcept;
+FAILSLOW_FUNC bool parse_event_kind(std::string_view s, event_kind& out) noexcept;
 
-FAILSLOW_INLINE std::vector<trace_data> read_kernel_table(std::string_view text, name_table& names,
-                                                          const kernel_table_options& options = {},
-                                                          const std::string& source = "<kernel table>");
+FAILSLOW_FUNC std::vector<trace_data> read_kernel_table(std::string_view text, name_table& names,
+                                                        const kernel_table_options& options = {},
+                                                        const std::string& source = "<kernel table>");
 
-FAILSLOW_INLINE std::vector<trace_data> read_kernel_table_file(const std::string& path, name_table& names,
-                                                               const kernel_table_options& options = {});
+FAILSLOW_FUNC std::vector<trace_data> read_kernel_table_file(const std::string& path, name_table& names,
+                                                             const kernel_table_options& options = {});
 
 }  // namespace failslow::io
 

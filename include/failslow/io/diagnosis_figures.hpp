@@ -56,7 +56,7 @@ namespace detail {
 
 /// A file-name-safe form of s: ASCII letters and digits kept (lower case), runs of anything
 /// else as one '_', at most 40 characters.
-FAILSLOW_INLINE std::string file_stem(std::string_view s);
+FAILSLOW_FUNC std::string file_stem(std::string_view s);
 
 }  // namespace detail
 

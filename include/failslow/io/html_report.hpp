@@ -40,8 +40,8 @@ struct html_report_options {
   std::size_t max_list = 16;  ///< numbers shown of an evidence list (the rest are counted)
 };
 
-FAILSLOW_INLINE std::string report_to_html(const report& r, const std::vector<figure>& figures,
-                                           const html_report_options& o = {});
+FAILSLOW_FUNC std::string report_to_html(const report& r, const std::vector<figure>& figures,
+                                         const html_report_options& o = {});
 
 }  // namespace failslow::io
 

@@ -25,7 +25,7 @@ namespace failslow::io {
 
 class output_file {
  public:
-  explicit output_file(std::string path);
+  FAILSLOW_FUNC explicit output_file(std::string path);
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
   ~output_file();
@@ -33,13 +33,13 @@ class output_file {
   const std::string& path() const noexcept { return path_; }
   const std::string& temp_path() const noexcept { return temp_; }
 
-  void write(std::string_view bytes);
+  FAILSLOW_FUNC void write(std::string_view bytes);
 
   /// Closes the stdio stream (for writers that reopen temp_path() themselves); idempotent.
-  void close_stream();
+  FAILSLOW_FUNC void close_stream();
 
   /// Flushes, closes and renames the temporary to the path: the file appears whole.
-  void commit();
+  FAILSLOW_FUNC void commit();
 
  private:
   std::string path_, temp_;

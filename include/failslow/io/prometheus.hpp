@@ -72,25 +72,25 @@ struct prometheus_options {
 namespace detail {
 
 /// A label value: backslash, double quote and line feed escaped (exposition format 0.0.4).
-FAILSLOW_INLINE void append_prometheus_label_value(std::string& out, std::string_view v);
+FAILSLOW_FUNC void append_prometheus_label_value(std::string& out, std::string_view v);
 
 /// A HELP text: backslash and line feed escaped.
-FAILSLOW_INLINE void append_prometheus_help(std::string& out, std::string_view v);
+FAILSLOW_FUNC void append_prometheus_help(std::string& out, std::string_view v);
 
 /// A sample value as Go's ParseFloat reads it: shortest round-trip decimal, +Inf, -Inf, NaN.
-FAILSLOW_INLINE void append_prometheus_value(std::string& out, double v);
+FAILSLOW_FUNC void append_prometheus_value(std::string& out, double v);
 
 /// Writes families one after the other; a family's samples follow its HELP and TYPE lines.
 class prometheus_writer {
  public:
   explicit prometheus_writer(std::string& out) : out_(out) {}
 
-  void family(std::string_view name, std::string_view type, std::string_view help);
+  FAILSLOW_FUNC void family(std::string_view name, std::string_view type, std::string_view help);
 
   using labels = std::vector<std::pair<std::string_view, std::string>>;
 
   /// One sample of the current family; a NaN value writes nothing (not measured).
-  void sample(const labels& l, double value);
+  FAILSLOW_FUNC void sample(const labels& l, double value);
 
  private:
   std::string& out_;

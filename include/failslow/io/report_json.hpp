@@ -31,7 +31,7 @@
 namespace failslow::io {
 
 /// Appends the failslow.report/1 document of `rep` to `out` (see the file synopsis).
-FAILSLOW_INLINE void write_report_json(const report& rep, std::string& out, int indent = 2);
+FAILSLOW_FUNC void write_report_json(const report& rep, std::string& out, int indent = 2);
 
 /// The failslow.report/1 document of `rep` (see the file synopsis).
 inline std::string report_to_json(const report& rep, int indent = 2) {

@@ -28,7 +28,7 @@ struct text_report_options {
 
 namespace detail {
 
-FAILSLOW_INLINE std::string num(double v, const char* fmt = "%.3g");
+FAILSLOW_FUNC std::string num(double v, const char* fmt = "%.3g");
 
 inline std::string steps_text(const finding& f) {
   return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
@@ -37,7 +37,7 @@ inline std::string steps_text(const finding& f) {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::string report_to_text(const report& r, const text_report_options& o = {});
+FAILSLOW_FUNC std::string report_to_text(const report& r, const text_report_options& o = {});
 
 }  // namespace failslow::io
 

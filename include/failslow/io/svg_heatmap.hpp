@@ -49,8 +49,8 @@ struct heatmap_options {
   std::size_t max_cell = 16;          ///< largest cell height (and 1.5x that width) in pixels
 };
 
-FAILSLOW_INLINE std::string heatmap_svg(const std::vector<double>& values, std::size_t rows, std::size_t cols,
-                                        const heatmap_options& o = {});
+FAILSLOW_FUNC std::string heatmap_svg(const std::vector<double>& values, std::size_t rows, std::size_t cols,
+                                      const heatmap_options& o = {});
 
 }  // namespace failslow::io
 

@@ -47,7 +47,7 @@ struct series_options {
   double plot_width = 720, plot_height = 240;
 };
 
-FAILSLOW_INLINE std::string iteration_series_svg(const iteration_series& s, const series_options& o = {});
+FAILSLOW_FUNC std::string iteration_series_svg(const iteration_series& s, const series_options& o = {});
 
 }  // namespace failslow::io
 

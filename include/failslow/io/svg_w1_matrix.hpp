@@ -45,7 +45,7 @@ struct w1_matrix_options {
   std::size_t max_cell = 28;
 };
 
-FAILSLOW_INLINE std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o = {});
+FAILSLOW_FUNC std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o = {});
 
 /// The same for a matrix type with rows(), cols() and d(i, j), such as Eigen's.
 template <class Matrix, class = decltype(std::declval<const Matrix&>().rows() + std::declval<const Matrix&>().cols())>

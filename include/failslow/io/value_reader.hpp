@@ -58,10 +58,10 @@ struct value_column {
   bool header = false;              ///< a header line was skipped
 };
 
-FAILSLOW_INLINE value_column read_values(std::string_view text, const value_read_options& options = {},
-                                         const std::string& source = "<values>");
+FAILSLOW_FUNC value_column read_values(std::string_view text, const value_read_options& options = {},
+                                       const std::string& source = "<values>");
 
-FAILSLOW_INLINE value_column read_values_file(const std::string& path, const value_read_options& options = {});
+FAILSLOW_FUNC value_column read_values_file(const std::string& path, const value_read_options& options = {});
 
 }  // namespace failslow::io
 

@@ -69,7 +69,7 @@ static_assert(failslow::detail::enum_count_matches<pipeline_schedule>(pipeline_s
               "pipeline_schedule_count is not the number of pipeline_schedule values");
 
 /// Parses "1f1b" or "gpipe"; throws invalid_argument otherwise.
-FAILSLOW_INLINE pipeline_schedule parse_pipeline_schedule(std::string_view s);
+FAILSLOW_FUNC pipeline_schedule parse_pipeline_schedule(std::string_view s);
 
 /// The host (CPU) side of the timing model (microseconds).
 struct host_config {
@@ -105,7 +105,7 @@ struct job_config {
 
 /// Sets cfg's shape (2048 x 2048) and host to the values calibrated against real traces
 /// (docs/simulator.md); the layout, schedule, steps, seed and the rest stay.
-FAILSLOW_INLINE job_config& calibrate(job_config& cfg) noexcept;
+FAILSLOW_FUNC job_config& calibrate(job_config& cfg) noexcept;
 
 /// The default job, calibrated (calibrate).
 inline job_config calibrated_job() {
@@ -114,7 +114,7 @@ inline job_config calibrated_job() {
 }
 
 /// Checks cfg and returns its topology (see the file synopsis for the errors).
-FAILSLOW_INLINE topology validate(const job_config& cfg);
+FAILSLOW_FUNC topology validate(const job_config& cfg);
 
 }  // namespace failslow::sim
 

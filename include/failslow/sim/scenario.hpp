@@ -108,7 +108,7 @@ static_assert(failslow::detail::enum_count_matches<scenario>(scenario_count),
               "scenario_count is not the number of scenario values");
 
 /// Parses a scenario name (as printed by to_string); throws invalid_argument otherwise.
-FAILSLOW_INLINE scenario parse_scenario(std::string_view s);
+FAILSLOW_FUNC scenario parse_scenario(std::string_view s);
 
 /// What a fault does.
 enum class fault_kind : std::uint8_t {
@@ -154,7 +154,7 @@ static_assert(failslow::detail::enum_count_matches<fault_kind>(fault_kind_count)
 
 /// Parses a fault kind's name (as printed by to_string, e.g. "compute_straggler"); throws
 /// invalid_argument naming the kinds otherwise.
-FAILSLOW_INLINE fault_kind parse_fault_kind(std::string_view s);
+FAILSLOW_FUNC fault_kind parse_fault_kind(std::string_view s);
 
 /// One injected fault: what the model applies and what the truth states.
 struct fault {
@@ -195,7 +195,7 @@ struct fault_effects {
 };
 
 /// Places the faults of `s` in the job `cfg` (see the file synopsis).
-FAILSLOW_INLINE std::vector<fault> plan_faults(scenario s, const job_config& cfg, const scenario_options& opt = {});
+FAILSLOW_FUNC std::vector<fault> plan_faults(scenario s, const job_config& cfg, const scenario_options& opt = {});
 
 }  // namespace failslow::sim
 

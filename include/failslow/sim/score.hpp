@@ -138,7 +138,7 @@ struct score_counts {
   double step_accuracy() const noexcept {
     return faults == 0 ? 1.0 : static_cast<double>(steps_right) / static_cast<double>(faults);
   }
-  score_counts& operator+=(const score_counts& o);
+  FAILSLOW_FUNC score_counts& operator+=(const score_counts& o);
 };
 
 struct case_score {

@@ -585,7 +585,7 @@ class engine {
 struct timeline_recorder {
   std::vector<rank_timeline> ranks;
 
-  explicit timeline_recorder(const job_config& cfg, int world);
+  FAILSLOW_FUNC explicit timeline_recorder(const job_config& cfg, int world);
   void kernel(int r, const gpu_kernel& k) { ranks[static_cast<std::size_t>(r)].kernels.push_back(k); }
   void host(int r, const host_call& h) { ranks[static_cast<std::size_t>(r)].host.push_back(h); }
   void annotate(int r, const annotation& a) { ranks[static_cast<std::size_t>(r)].annotations.push_back(a); }

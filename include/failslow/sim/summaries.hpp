@@ -53,13 +53,13 @@
 namespace failslow::sim {
 
 /// Key of a kernel role's name in the summaries (dense, catalogue order).
-FAILSLOW_INLINE name_id kernel_key(kernel_role role);
+FAILSLOW_FUNC name_id kernel_key(kernel_role role);
 
 /// Number of distinct kernel names, i.e. of keys.
-FAILSLOW_INLINE std::size_t kernel_key_count();
+FAILSLOW_FUNC std::size_t kernel_key_count();
 
 /// The kernel name of a key.
-FAILSLOW_INLINE std::string_view kernel_key_name(name_id key);
+FAILSLOW_FUNC std::string_view kernel_key_name(name_id key);
 
 struct summary_options {
   compress::compressor_config compressor{};  ///< per rank; max_window_ns must stay 0

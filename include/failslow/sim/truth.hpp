@@ -45,7 +45,7 @@ struct truth {
   bool healthy() const noexcept { return faults.empty(); }
 
   /// Ranks named by any fault, ascending, without repeats.
-  std::vector<int> faulty_ranks() const;
+  FAILSLOW_FUNC std::vector<int> faulty_ranks() const;
 };
 
 }  // namespace failslow::sim

@@ -69,15 +69,15 @@ struct bandwidth_spec {
 };
 
 /// Parses a rule name (rule_of_thumb, robust_rule_of_thumb, scott, silverman, isj) or a number.
-FAILSLOW_INLINE bandwidth_spec parse_bandwidth(std::string_view s);
+FAILSLOW_FUNC bandwidth_spec parse_bandwidth(std::string_view s);
 
 /// Bandwidth of `x` (finite values, any order; ascending when `x_sorted`, which spares the
 /// robust rule a copy and a selection) under `spec`, given its two_pass_moments `m`.
-FAILSLOW_INLINE double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec,
-                                        const array_moments& m, bool x_sorted = false);
+FAILSLOW_FUNC double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec, const array_moments& m,
+                                      bool x_sorted = false);
 
 /// Bandwidth of `x` (finite values, any order) under `spec`.
-FAILSLOW_INLINE double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec);
+FAILSLOW_FUNC double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec);
 
 }  // namespace failslow::stats
 

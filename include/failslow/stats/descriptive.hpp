@@ -137,7 +137,7 @@ struct array_moments {
 };
 
 /// Two-pass moments of x[0..n); every value must be finite (checked: domain_error otherwise).
-FAILSLOW_INLINE array_moments two_pass_moments(const double* x, std::size_t n);
+FAILSLOW_FUNC array_moments two_pass_moments(const double* x, std::size_t n);
 
 /// Moments of [first, last) (non-finite values counted in skipped()).
 template <class It, class T = double, detail::if_iterator<It> = 0>

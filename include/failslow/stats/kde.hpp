@@ -64,8 +64,8 @@ enum class kde_scale { log, linear };
 inline constexpr std::size_t kde_scale_count = 2;
 
 /// Exact Gaussian KDE of x (optionally weighted) with bandwidth h, at the grid points.
-FAILSLOW_INLINE std::vector<double> kde_exact(const std::vector<double>& x, const std::vector<double>* weights,
-                                              double h, const kde_grid& grid);
+FAILSLOW_FUNC std::vector<double> kde_exact(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                            const kde_grid& grid);
 
 struct kde_binned_options {
   double tau = 6.0;                      ///< kernel truncated at +-tau h
@@ -133,16 +133,16 @@ inline bin_positions_fn bin_positions_for(simd_path path, double last) {
 
 // Binning and convolution of values already checked (finite, inside or folded onto the grid),
 // the positions computed by the kernel of `path` (every path gives the same bits).
-FAILSLOW_INLINE std::vector<double> bin_and_convolve(const double* x, std::size_t count, const double* weights,
-                                                     double h, const kde_grid& grid, const kde_binned_options& opt,
-                                                     simd_path path = best_simd_path());
+FAILSLOW_FUNC std::vector<double> bin_and_convolve(const double* x, std::size_t count, const double* weights, double h,
+                                                   const kde_grid& grid, const kde_binned_options& opt,
+                                                   simd_path path = best_simd_path());
 
 }  // namespace detail
 
 /// Linear binning onto the grid followed by convolution with the truncated kernel. Values
 /// outside the grid are folded onto its end points (estimate_density lays the grid so none are).
-FAILSLOW_INLINE std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights,
-                                               double h, const kde_grid& grid, const kde_binned_options& opt = {});
+FAILSLOW_FUNC std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights, double h,
+                                             const kde_grid& grid, const kde_binned_options& opt = {});
 
 struct kde_options {
   kde_scale scale = kde_scale::log;
@@ -206,9 +206,9 @@ inline bool rule_needs_values(bandwidth_rule r) noexcept {
 
 // The density of n finite values x with moments m; `values` is x as a vector when the rule
 // needs it (rule_needs_values), else may be empty.
-FAILSLOW_INLINE density_estimate density_of(const double* x, std::size_t n, const array_moments& m,
-                                            const std::vector<double>& values, density_estimate out,
-                                            const kde_options& opt);
+FAILSLOW_FUNC density_estimate density_of(const double* x, std::size_t n, const array_moments& m,
+                                          const std::vector<double>& values, density_estimate out,
+                                          const kde_options& opt);
 
 inline density_estimate estimate_density_of(std::vector<double>& v, density_estimate out, const kde_options& opt) {
   if (v.empty()) throw invalid_argument("kde: no usable value (all NaN/Inf, or <= 0 in log scale)");

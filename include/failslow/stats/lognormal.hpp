@@ -131,7 +131,7 @@ struct lognormal_component {
 };
 
 /// The reconstruction of one cluster (weight 1; lo/hi = its min/max).
-FAILSLOW_INLINE lognormal_component reconstruct_lognormal(const cluster_summary& c);
+FAILSLOW_FUNC lognormal_component reconstruct_lognormal(const cluster_summary& c);
 
 /// Phi^-1(0.9).
 inline constexpr double z_090 = 1.28155156554460081161;
@@ -142,7 +142,7 @@ inline constexpr double z_090 = 1.28155156554460081161;
 /// as it is: its density in ln x is flat to 1.3e-7 of itself. It means that only in a
 /// truncated mixture. lo == hi (or lo <= 0 < hi taken as [hi 1e-6, hi]) degenerates gracefully:
 /// a point mass at hi when lo == hi.
-FAILSLOW_INLINE lognormal_component log_uniform_piece(double lo, double hi, double weight);
+FAILSLOW_FUNC lognormal_component log_uniform_piece(double lo, double hi, double weight);
 
 /// How a cluster was rebuilt by reconstruct_cluster.
 enum class cluster_shape : std::uint8_t {
@@ -167,34 +167,34 @@ inline constexpr std::size_t cluster_shape_count = 6;
 /// truncated to [min, max] and weigh 1 in all (scale them); they mean the cluster only in a
 /// truncated mixture. Measured on the battery of tests/test_summary_fidelity.cpp (W1 / mean):
 /// see bench/README.md. Complexity O(1). Errors: an empty cluster throws invalid_argument.
-FAILSLOW_INLINE std::vector<lognormal_component> reconstruct_cluster(const cluster_summary& c,
-                                                                     cluster_shape* chosen = nullptr);
+FAILSLOW_FUNC std::vector<lognormal_component> reconstruct_cluster(const cluster_summary& c,
+                                                                   cluster_shape* chosen = nullptr);
 
 class lognormal_mixture {
  public:
   lognormal_mixture() = default;
-  lognormal_mixture(std::vector<lognormal_component> components, bool truncated);
+  FAILSLOW_FUNC lognormal_mixture(std::vector<lognormal_component> components, bool truncated);
 
   /// The clusters of a summary, weights n_c / n (empty clusters dropped).
-  static lognormal_mixture from_summary(const distribution_summary& s, bool truncated = false);
+  FAILSLOW_FUNC static lognormal_mixture from_summary(const distribution_summary& s, bool truncated = false);
 
   const std::vector<lognormal_component>& components() const noexcept { return components_; }
   bool truncated() const noexcept { return truncated_; }
 
-  double cdf(double x) const;
+  FAILSLOW_FUNC double cdf(double x) const;
 
   /// 1 - F(x), accurate in the upper tail.
-  double survival(double x) const;
+  FAILSLOW_FUNC double survival(double x) const;
 
   /// inf { x : F(x) >= p }.
-  double quantile(double p) const;
+  FAILSLOW_FUNC double quantile(double p) const;
 
  private:
   void check_nonempty() const {
     if (components_.empty()) throw invalid_argument("lognormal_mixture: no component");
   }
 
-  double component_quantile(const lognormal_component& c, double p) const;
+  FAILSLOW_FUNC double component_quantile(const lognormal_component& c, double p) const;
 
   std::vector<lognormal_component> components_;
   std::vector<std::pair<double, double>> bounds_;  ///< untruncated cdf(lo), cdf(hi) per component

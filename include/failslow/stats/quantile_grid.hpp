@@ -38,7 +38,7 @@ namespace failslow::stats {
 /// The midpoints u_k = (k + 1/2) / K and their standard normal quantiles z_k.
 class quantile_grid {
  public:
-  explicit quantile_grid(std::size_t k = 256);
+  FAILSLOW_FUNC explicit quantile_grid(std::size_t k = 256);
 
   std::size_t size() const noexcept { return u_.size(); }
   const std::vector<double>& u() const noexcept { return u_; }
@@ -66,24 +66,24 @@ struct component_cdf {
   double flo, fspan;  // Phi(zlo) and Phi(zhi) - Phi(zlo) for truncated components
   bool point, trunc;
 
-  component_cdf(const lognormal_component& c, bool truncated);
+  FAILSLOW_FUNC component_cdf(const lognormal_component& c, bool truncated);
 
   // This component's share of F at t; `strict` gives F(t-) (only a point mass jumps); phi is
   // Phi((t - mu) / sigma) when the caller knows it, else < 0.
-  double cdf(double t, bool strict, double phi = -1) const noexcept;
+  FAILSLOW_FUNC double cdf(double t, bool strict, double phi = -1) const noexcept;
 
   // Most nodes one component places on a grid of K points (nodes() writes at most this many).
   static std::size_t max_nodes(const quantile_grid& grid) noexcept { return grid.size() + 24; }
 
   // The grid points z_k, k in [first, last), with their known Phi; the outermost intervals,
   // where the grid is coarsest in z, get their midpoints as well (Phi computed).
-  quantile_node* grid_nodes(const quantile_grid& grid, std::size_t first, std::size_t last, std::size_t self,
-                            quantile_node* p) const noexcept;
+  FAILSLOW_FUNC quantile_node* grid_nodes(const quantile_grid& grid, std::size_t first, std::size_t last,
+                                          std::size_t self, quantile_node* p) const noexcept;
 
   // Nodes where the component's mass lies, ascending, into out[0, count); returns count. Nodes
   // at the grid's z_k carry their Phi(z_k) = u_k, so the component's own CDF there costs
   // nothing. `out` grows to max_nodes and keeps its size (a refill allocates and zeroes nothing).
-  std::size_t nodes(const quantile_grid& grid, std::size_t self, std::vector<quantile_node>& out) const;
+  FAILSLOW_FUNC std::size_t nodes(const quantile_grid& grid, std::size_t self, std::vector<quantile_node>& out) const;
 };
 
 inline double interpolate_t(const quantile_node& a, const quantile_node& b, double u) noexcept {
@@ -94,7 +94,7 @@ inline double interpolate_t(const quantile_node& a, const quantile_node& b, doub
 }  // namespace detail
 
 /// Q_m(u_k) for k = 0..K-1 into out[0..K).
-FAILSLOW_INLINE void quantile_vector(const lognormal_mixture& m, const quantile_grid& grid, double* out);
+FAILSLOW_FUNC void quantile_vector(const lognormal_mixture& m, const quantile_grid& grid, double* out);
 
 inline std::vector<double> quantile_vector(const lognormal_mixture& m, const quantile_grid& grid) {
   std::vector<double> q(grid.size());

@@ -41,7 +41,7 @@ struct cluster_summary {
 };
 
 /// Summary of the ascending sorted values x[0..n) (n >= 1).
-FAILSLOW_INLINE cluster_summary summarize_sorted(const double* x, std::size_t n);
+FAILSLOW_FUNC cluster_summary summarize_sorted(const double* x, std::size_t n);
 
 struct distribution_summary {
   std::vector<double> boundaries;         ///< ascending, original units
@@ -55,14 +55,14 @@ struct distribution_summary {
     return n;
   }
   /// Pooled mean and variance (ddof = 1) of the clusters: exact for the union.
-  double mean() const noexcept;
-  double variance() const noexcept;
+  FAILSLOW_FUNC double mean() const noexcept;
+  FAILSLOW_FUNC double variance() const noexcept;
 };
 
 namespace detail {
 // The summary of the finite values v (any order; -0.0 already 0.0): sorts v in place.
-FAILSLOW_INLINE distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
-                                                      std::uint64_t skipped, bool sorted = false);
+FAILSLOW_FUNC distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
+                                                    std::uint64_t skipped, bool sorted = false);
 }  // namespace detail
 
 /// Splits the finite values of [first, last) at `boundaries` and summarises each cluster.
@@ -87,13 +87,13 @@ distribution_summary summarize(It first, It last, const std::vector<double>& bou
 
 /// summarize() of the values of `values`, which it takes: no copy of a large data set (the
 /// non-finite values are dropped and the rest sorted in place). The same summary.
-FAILSLOW_INLINE distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries);
+FAILSLOW_FUNC distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries);
 
 /// summarize() of finite values already in ascending order (-0.0 as 0.0), e.g. sorted by
 /// detail::sort_nonnegative on another thread while the density was estimated. The same
 /// summary; the vector is taken.
-FAILSLOW_INLINE distribution_summary summarize_sorted(std::vector<double>&& sorted,
-                                                      const std::vector<double>& boundaries);
+FAILSLOW_FUNC distribution_summary summarize_sorted(std::vector<double>&& sorted,
+                                                    const std::vector<double>& boundaries);
 
 /// find_valleys, then summarize the usable values at its boundaries.
 template <class It>

@@ -59,8 +59,8 @@ struct valley_clustering {
 
 namespace detail {
 
-FAILSLOW_INLINE std::vector<std::size_t> select_valleys(const std::vector<double>& f, double dx, std::uint64_t n,
-                                                        const valley_options& opt);
+FAILSLOW_FUNC std::vector<std::size_t> select_valleys(const std::vector<double>& f, double dx, std::uint64_t n,
+                                                      const valley_options& opt);
 
 }  // namespace detail
 

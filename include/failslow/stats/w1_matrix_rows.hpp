@@ -240,7 +240,7 @@ inline void l1_pairs(const double* x, std::size_t n, std::size_t k, unsigned thr
   }
 }
 
-FAILSLOW_INLINE void check_quantile_rows(const double* q, std::size_t n, std::size_t k);
+FAILSLOW_FUNC void check_quantile_rows(const double* q, std::size_t n, std::size_t k);
 
 }  // namespace detail
 

@@ -94,11 +94,11 @@ FAILSLOW_FUNC double wasserstein1_cdf(const std::vector<double>& x, const std::v
 FAILSLOW_FUNC std::vector<double> quantile_vector(const lognormal_mixture& m, std::size_t k = 256);
 
 /// Exact W1 between two untruncated lognormals (either may be a point mass > 0), see synopsis.
-FAILSLOW_INLINE double wasserstein1(const lognormal_component& a, const lognormal_component& b);
+FAILSLOW_FUNC double wasserstein1(const lognormal_component& a, const lognormal_component& b);
 
 /// Q(u_k), u_k = (k + 1/2) / K, of an ascending sorted sample, Q the empirical quantile
 /// function (inverted CDF: the exact quantile function of the sample's distribution).
-FAILSLOW_INLINE std::vector<double> quantile_vector_sorted(const double* x, std::size_t n, std::size_t k = 256);
+FAILSLOW_FUNC std::vector<double> quantile_vector_sorted(const double* x, std::size_t n, std::size_t k = 256);
 
 /// mean_k |qa_k - qb_k|.
 inline double wasserstein1_quantiles(const double* qa, const double* qb, std::size_t k) noexcept {

@@ -81,7 +81,7 @@ struct trace_set_options {
 /// The rank a file's name states (rule 4 of the synopsis), or -1: "rank" or "worker",
 /// case-insensitive, not preceded by a letter, then an optional '-' or '_' and 1-9 digits not
 /// followed by a letter or digit. Only the last path component is read.
-FAILSLOW_INLINE std::int32_t rank_from_file_name(const std::string& path);
+FAILSLOW_FUNC std::int32_t rank_from_file_name(const std::string& path);
 
 /// Files named by `paths`, folders expanded recursively (sorted within each folder).
 /// `from_folder`, when given, receives per file whether a folder search found it.

@@ -37,9 +37,9 @@
 
 namespace failslow::trace {
 
-FAILSLOW_INLINE std::uint64_t fnv1a64(std::string_view s) noexcept;
+FAILSLOW_FUNC std::uint64_t fnv1a64(std::string_view s) noexcept;
 
-FAILSLOW_INLINE std::uint32_t child_bucket(std::uint32_t c) noexcept;
+FAILSLOW_FUNC std::uint32_t child_bucket(std::uint32_t c) noexcept;
 
 inline std::uint64_t node_feature(std::string_view name, std::uint32_t depth, std::uint32_t child_count) noexcept {
   return failslow::detail::splitmix64(

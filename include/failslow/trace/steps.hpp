@@ -69,11 +69,11 @@ struct step_map {
 };
 
 /// N when `name` is "ProfilerStep#N" (N a non-negative integer).
-FAILSLOW_INLINE std::optional<std::int64_t> profiler_step_number(std::string_view name) noexcept;
+FAILSLOW_FUNC std::optional<std::int64_t> profiler_step_number(std::string_view name) noexcept;
 
 /// Whether `name` is the annotation PyTorch's optimizers put around step():
 /// "Optimizer.step#<class>.step".
-FAILSLOW_INLINE bool is_optimizer_step(std::string_view name) noexcept;
+FAILSLOW_FUNC bool is_optimizer_step(std::string_view name) noexcept;
 
 FAILSLOW_FUNC step_map map_steps(const io::trace_data& trace, const name_table& names);
 

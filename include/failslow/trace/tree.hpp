@@ -63,6 +63,12 @@ struct tree_stats {
   bool input_sorted = false;  ///< the indices came sorted: no sort was needed
 };
 
+class trace_tree;
+
+/// Builds into `t`, reusing its memory (for building many trees, e.g. one per step).
+FAILSLOW_FUNC void build_tree_into(trace_tree& t, const std::vector<event>& events,
+                                   const std::vector<std::uint32_t>& indices);
+
 class trace_tree {
  public:
   const std::vector<tree_node>& nodes() const noexcept { return nodes_; }
@@ -72,7 +78,7 @@ class trace_tree {
   const tree_stats& stats() const noexcept { return stats_; }
 
   /// Node indices of the children of `i`, in start order.
-  std::vector<std::uint32_t> children(std::uint32_t i) const;
+  FAILSLOW_FUNC std::vector<std::uint32_t> children(std::uint32_t i) const;
   /// Maximum depth + 1 (0 for an empty tree).
   std::uint32_t height() const noexcept {
     std::uint32_t h = 0;
@@ -81,17 +87,13 @@ class trace_tree {
   }
 
  private:
-  friend void build_tree_into(trace_tree&, const std::vector<event>&, const std::vector<std::uint32_t>&);
+  FAILSLOW_FRIEND_FUNC void build_tree_into(trace_tree&, const std::vector<event>&, const std::vector<std::uint32_t>&);
   std::vector<tree_node> nodes_;
   std::vector<std::uint32_t> roots_;
   tree_stats stats_;
   std::vector<std::uint32_t> sorted_;  // scratch, kept for reuse
   std::vector<std::int32_t> stack_;    // scratch, kept for reuse
 };
-
-/// Builds into `t`, reusing its memory (for building many trees, e.g. one per step).
-FAILSLOW_INLINE void build_tree_into(trace_tree& t, const std::vector<event>& events,
-                                     const std::vector<std::uint32_t>& indices);
 
 inline trace_tree build_tree(const std::vector<event>& events, const std::vector<std::uint32_t>& indices) {
   trace_tree t;
@@ -109,7 +111,7 @@ struct scoped_tree {
 
 /// One tree per host thread and per GPU stream of a trace, host threads first, each group
 /// ordered by (device, stream).
-FAILSLOW_INLINE std::vector<scoped_tree> build_trees(const io::trace_data& trace);
+FAILSLOW_FUNC std::vector<scoped_tree> build_trees(const io::trace_data& trace);
 
 }  // namespace failslow::trace
 

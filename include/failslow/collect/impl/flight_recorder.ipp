@@ -34,7 +34,7 @@ FAILSLOW_INLINE void flight_recorder::records(const activity_record* batch, std:
   }
 }
 
-FAILSLOW_INLINE recorder_snapshot flight_recorder::snapshot() const {
+FAILSLOW_FUNC_DEF recorder_snapshot flight_recorder::snapshot() const {
   recorder_snapshot s;
   std::uint64_t from, to;
   {
@@ -65,7 +65,7 @@ FAILSLOW_INLINE recorder_snapshot flight_recorder::snapshot() const {
   return s;
 }
 
-FAILSLOW_INLINE std::size_t flight_recorder::check(std::size_t bytes) {
+FAILSLOW_FUNC_DEF std::size_t flight_recorder::check(std::size_t bytes) {
   if (bytes < 16 * sizeof(activity_record))
     throw invalid_argument("flight_recorder: capacity_bytes must be >= " +
                            std::to_string(16 * sizeof(activity_record)));
@@ -74,7 +74,7 @@ FAILSLOW_INLINE std::size_t flight_recorder::check(std::size_t bytes) {
 
 namespace detail {
 
-FAILSLOW_INLINE void append_us(std::string& out, std::int64_t ns) {
+FAILSLOW_FUNC_DEF void append_us(std::string& out, std::int64_t ns) {
   std::uint64_t mag = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
   if (ns < 0) out += '-';
   out += std::to_string(mag / 1000);
@@ -85,7 +85,7 @@ FAILSLOW_INLINE void append_us(std::string& out, std::int64_t ns) {
   out += static_cast<char>('0' + frac % 10);
 }
 
-FAILSLOW_INLINE std::string_view kineto_category(const event& e) noexcept {
+FAILSLOW_FUNC_DEF std::string_view kineto_category(const event& e) noexcept {
   switch (e.kind) {
     case event_kind::memcpy:
       return "gpu_memcpy";

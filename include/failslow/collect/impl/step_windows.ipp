@@ -15,7 +15,7 @@
 
 namespace failslow::collect {
 
-FAILSLOW_INLINE step_windows::step_windows(std::int32_t rank, compress::window_sink out, step_window_options options)
+FAILSLOW_FUNC_DEF step_windows::step_windows(std::int32_t rank, compress::window_sink out, step_window_options options)
     : opt_(check(std::move(options))),
       out_(std::move(out)),
       compressor_(
@@ -65,7 +65,7 @@ FAILSLOW_INLINE void step_windows::finish(std::int64_t end_ns) {
   pending_.clear();
 }
 
-FAILSLOW_INLINE step_window_options step_windows::check(step_window_options o) {
+FAILSLOW_FUNC_DEF step_window_options step_windows::check(step_window_options o) {
   if (o.pending_capacity == 0) throw invalid_argument("step_windows: pending_capacity must be >= 1");
   if (o.marks_capacity == 0) throw invalid_argument("step_windows: marks_capacity must be >= 1");
   if (o.time_window_ns < 0) throw invalid_argument("step_windows: time_window_ns must be >= 0");
@@ -73,7 +73,7 @@ FAILSLOW_INLINE step_window_options step_windows::check(step_window_options o) {
   return o;
 }
 
-FAILSLOW_INLINE void step_windows::pop_mark_and_open() {
+FAILSLOW_FUNC_DEF void step_windows::pop_mark_and_open() {
   const step_mark m = mark_at(0);
   marks_head_ = (marks_head_ + 1) % marks_.size();
   --marks_size_;
@@ -82,7 +82,7 @@ FAILSLOW_INLINE void step_windows::pop_mark_and_open() {
   open_start_ = m.time_ns;
 }
 
-FAILSLOW_INLINE void step_windows::open_time_window(std::int64_t t) {
+FAILSLOW_FUNC_DEF void step_windows::open_time_window(std::int64_t t) {
   const std::int64_t w = opt_.time_window_ns;
   const std::int64_t k = t >= 0 ? t / w : -((-t + w - 1) / w);
   open_ = true;
@@ -91,7 +91,7 @@ FAILSLOW_INLINE void step_windows::open_time_window(std::int64_t t) {
   open_start_ = k * w;
 }
 
-FAILSLOW_INLINE void step_windows::add(const event& e) {
+FAILSLOW_FUNC_DEF void step_windows::add(const event& e) {
   const bool launch = e.kind == event_kind::runtime;
   if (launch) {
     ++counts_.launch_calls;
@@ -136,7 +136,7 @@ FAILSLOW_INLINE void step_windows::add(const event& e) {
   compress_event(e);
 }
 
-FAILSLOW_INLINE void step_windows::compress_event(const event& e) {
+FAILSLOW_FUNC_DEF void step_windows::compress_event(const event& e) {
   if (e.kind == event_kind::runtime) {  // a launch call: the window's pace, at its close
     launches_.push_back(e.start_ns);
     return;
@@ -146,14 +146,14 @@ FAILSLOW_INLINE void step_windows::compress_event(const event& e) {
   compressor_.add(e);
 }
 
-FAILSLOW_INLINE void step_windows::close_compressor(std::int64_t end_ns) {
+FAILSLOW_FUNC_DEF void step_windows::close_compressor(std::int64_t end_ns) {
   std::sort(launches_.begin(), launches_.end());
   for (std::int64_t t : launches_) compressor_.add_launch(t);
   launches_.clear();
   compressor_.close_window(end_ns);
 }
 
-FAILSLOW_INLINE void step_windows::advance() {
+FAILSLOW_FUNC_DEF void step_windows::advance() {
   const std::int64_t b = boundary();
   close_open(b);
   if (time_mode_) {
@@ -171,12 +171,12 @@ FAILSLOW_INLINE void step_windows::advance() {
   release_pending();
 }
 
-FAILSLOW_INLINE void step_windows::close_open(std::int64_t end_ns) {
+FAILSLOW_FUNC_DEF void step_windows::close_open(std::int64_t end_ns) {
   close_compressor(end_ns);
   open_ = false;
 }
 
-FAILSLOW_INLINE void step_windows::release_pending() {
+FAILSLOW_FUNC_DEF void step_windows::release_pending() {
   const std::int64_t b = boundary();
   std::size_t kept = 0;
   for (std::size_t i = 0; i < pending_.size(); ++i) {
@@ -196,7 +196,7 @@ FAILSLOW_INLINE void step_windows::release_pending() {
   pending_.resize(kept);
 }
 
-FAILSLOW_INLINE void step_windows::emit(compress::window_summary&& w) {
+FAILSLOW_FUNC_DEF void step_windows::emit(compress::window_summary&& w) {
   w.window_id = static_cast<std::uint64_t>(open_id_);
   w.start_ns = std::min(w.start_ns == 0 ? open_start_ : w.start_ns, open_start_);
   ++counts_.windows;

@@ -23,10 +23,10 @@ inline constexpr std::size_t lz_min_match = 4;
 inline constexpr std::uint64_t lz_max_size = std::uint64_t{1} << 26;  ///< decoded bytes per stream
 
 /// Appends the LZ tokens of `in` to `out` (the caller stores in.size() to decode).
-FAILSLOW_INLINE void lz_compress(std::string_view in, std::string& out);
+FAILSLOW_FUNC void lz_compress(std::string_view in, std::string& out);
 
 /// Decodes exactly `size` bytes from r into `out`; false on any inconsistency.
-FAILSLOW_INLINE bool lz_decompress(byte_reader& r, std::uint64_t size, std::string& out);
+FAILSLOW_FUNC bool lz_decompress(byte_reader& r, std::uint64_t size, std::string& out);
 
 }  // namespace failslow::compress::detail
 

@@ -12,7 +12,7 @@
 
 namespace failslow::compress {
 
-FAILSLOW_INLINE std::size_t minimal_kineto_json_bytes(std::string_view name, const event& e) noexcept {
+FAILSLOW_FUNC_DEF std::size_t minimal_kineto_json_bytes(std::string_view name, const event& e) noexcept {
   constexpr std::string_view fixed =
       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":,\"dur\":,"
       "\"args\":{\"device\":,\"stream\":,\"correlation\":}},";

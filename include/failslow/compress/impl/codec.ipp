@@ -193,7 +193,7 @@ inline void encode_key_v3(range_encoder& e, v3_models& m, const key_codes& k, co
 
 }  // namespace detail
 
-FAILSLOW_INLINE summary_encoder::summary_encoder(std::function<std::string(name_id)> name_of, codec_options opt)
+FAILSLOW_FUNC_DEF summary_encoder::summary_encoder(std::function<std::string(name_id)> name_of, codec_options opt)
     : name_of_(std::move(name_of)), opt_(opt), q_(opt.precision_bits) {
   if (opt_.precision_bits < 4 || opt_.precision_bits > 20)
     throw invalid_argument("summary_encoder: precision_bits must be in [4, 20]");
@@ -215,7 +215,7 @@ FAILSLOW_INLINE summary_encoder::summary_encoder(std::function<std::string(name_
     throw invalid_argument("summary_encoder: extremes_shift must be in [0, 6], and 0 in format 2");
 }
 
-FAILSLOW_INLINE std::string summary_encoder::header() const {
+FAILSLOW_FUNC_DEF std::string summary_encoder::header() const {
   std::string h(detail::file_magic);
   h.push_back(static_cast<char>(opt_.format_version));
   h.push_back(static_cast<char>(opt_.precision_bits));
@@ -226,7 +226,7 @@ FAILSLOW_INLINE std::string summary_encoder::header() const {
   return h;
 }
 
-FAILSLOW_INLINE void summary_encoder::encode(const window_summary& w, std::string& out) {
+FAILSLOW_FUNC_DEF void summary_encoder::encode(const window_summary& w, std::string& out) {
   std::string ids, text;
   std::uint64_t new_names = 0;
   for (const auto& k : w.kernels) {
@@ -305,8 +305,9 @@ FAILSLOW_INLINE void summary_encoder::encode(const window_summary& w, std::strin
   if (opt_.zstd_level > 0 && group_.size() >= opt_.group_bytes) flush(out);
 }
 
-FAILSLOW_INLINE void summary_encoder::encode_keys_v2(const detail::window_codes& codes, const detail::window_codes& ref,
-                                                     const std::string& modes, std::string& payload) {
+FAILSLOW_FUNC_DEF void summary_encoder::encode_keys_v2(const detail::window_codes& codes,
+                                                       const detail::window_codes& ref, const std::string& modes,
+                                                       std::string& payload) {
   detail::nibble_writer deltas;
   for (std::size_t i = 0; i < codes.keys.size(); ++i) {
     const auto& k = codes.keys[i];
@@ -353,7 +354,7 @@ FAILSLOW_INLINE void summary_encoder::encode_keys_v2(const detail::window_codes&
   deltas.finish(payload);
 }
 
-FAILSLOW_INLINE void summary_encoder::flush(std::string& out) {
+FAILSLOW_FUNC_DEF void summary_encoder::flush(std::string& out) {
   if (group_.empty()) return;
 #if FAILSLOW_HAS_ZSTD
   if (!cctx_) cctx_.reset(ZSTD_createCCtx());
@@ -370,7 +371,7 @@ FAILSLOW_INLINE void summary_encoder::flush(std::string& out) {
   group_.clear();
 }
 
-FAILSLOW_INLINE void summary_encoder::put_block(std::string& out, std::uint8_t type, const std::string& payload) {
+FAILSLOW_FUNC_DEF void summary_encoder::put_block(std::string& out, std::uint8_t type, const std::string& payload) {
   if (opt_.zstd_level > 0) {
     group_.push_back(static_cast<char>(type));
     detail::put_varint(group_, payload.size());
@@ -380,7 +381,7 @@ FAILSLOW_INLINE void summary_encoder::put_block(std::string& out, std::uint8_t t
   write_block(out, type, payload);
 }
 
-FAILSLOW_INLINE void summary_encoder::write_block(std::string& out, std::uint8_t type, const std::string& payload) {
+FAILSLOW_FUNC_DEF void summary_encoder::write_block(std::string& out, std::uint8_t type, const std::string& payload) {
   out += detail::block_magic;
   out.push_back(static_cast<char>(type));
   detail::put_varint(out, payload.size());
@@ -389,7 +390,7 @@ FAILSLOW_INLINE void summary_encoder::write_block(std::string& out, std::uint8_t
   detail::put_u32(out, detail::crc32c(payload, detail::crc32c(crc_input)));
 }
 
-FAILSLOW_INLINE detail::window_codes summary_encoder::quantize(const window_summary& w) const {
+FAILSLOW_FUNC_DEF detail::window_codes summary_encoder::quantize(const window_summary& w) const {
   detail::window_codes c;
   for (const auto& k : w.kernels) {
     detail::key_codes kc{k.key, k.count, q_.code(k.total_ns), k.sampled, {}, detail::form_clusters, {}};

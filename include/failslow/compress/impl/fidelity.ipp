@@ -21,8 +21,8 @@
 
 namespace failslow::compress {
 
-FAILSLOW_INLINE double relative_w1(const kernel_summary& summary, std::vector<double> durations, std::size_t quantiles,
-                                   bool truncated) {
+FAILSLOW_FUNC_DEF double relative_w1(const kernel_summary& summary, std::vector<double> durations,
+                                     std::size_t quantiles, bool truncated) {
   if (durations.empty()) throw invalid_argument("relative_w1: no durations");
   if (summary.clusters.empty()) throw invalid_argument("relative_w1: the summary has no clusters");
   if (quantiles == 0) throw invalid_argument("relative_w1: quantiles must be >= 1");
@@ -41,7 +41,7 @@ FAILSLOW_INLINE double relative_w1(const kernel_summary& summary, std::vector<do
   return stats::wasserstein1_quantiles(exact, rebuilt) / mean;
 }
 
-FAILSLOW_INLINE void fidelity_figures::add(const kernel_summary& summary, std::vector<double> durations) {
+FAILSLOW_FUNC_DEF void fidelity_figures::add(const kernel_summary& summary, std::vector<double> durations) {
   if (!durations.empty() && !(*std::max_element(durations.begin(), durations.end()) > 0)) {
     ++zero_duration_pairs;
     return;
@@ -49,10 +49,10 @@ FAILSLOW_INLINE void fidelity_figures::add(const kernel_summary& summary, std::v
   relative_w1.push_back(compress::relative_w1(summary, std::move(durations)));
 }
 
-FAILSLOW_INLINE void add_trace_fidelity(fidelity_figures& figures, const io::trace_data& trace,
-                                        const std::vector<std::int64_t>& window_of_event,
-                                        std::vector<std::pair<std::int64_t, const window_summary*>> windows,
-                                        const std::vector<name_id>* keys) {
+FAILSLOW_FUNC_DEF void add_trace_fidelity(fidelity_figures& figures, const io::trace_data& trace,
+                                          const std::vector<std::int64_t>& window_of_event,
+                                          std::vector<std::pair<std::int64_t, const window_summary*>> windows,
+                                          const std::vector<name_id>* keys) {
   if (window_of_event.size() != trace.events.size())
     throw invalid_argument("add_trace_fidelity: window_of_event has " + std::to_string(window_of_event.size()) +
                            " entries for " + std::to_string(trace.events.size()) + " events");

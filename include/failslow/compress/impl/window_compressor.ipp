@@ -7,7 +7,7 @@
 
 namespace failslow::compress {
 
-FAILSLOW_INLINE stats::valley_options compressor_config::default_clustering() {
+FAILSLOW_FUNC_DEF stats::valley_options compressor_config::default_clustering() {
   stats::valley_options o;
   o.kde.grid_points = 64;
   o.kde.max_grid_points = 4096;

@@ -13,7 +13,7 @@
 
 namespace failslow::compress {
 
-FAILSLOW_INLINE stats::lognormal_mixture kernel_summary::distribution(bool truncated) const {
+FAILSLOW_FUNC_DEF stats::lognormal_mixture kernel_summary::distribution(bool truncated) const {
   std::vector<stats::lognormal_component> comps;
   if (!values.empty() || knots.size() == knot_count) {
     const double n = static_cast<double>(knots.empty() ? values.size() : std::max<std::uint64_t>(sampled, 1));

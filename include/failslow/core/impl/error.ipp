@@ -8,7 +8,7 @@
 
 namespace failslow {
 
-FAILSLOW_INLINE std::string parse_error::format(const source_location& w, const std::string& expected) {
+FAILSLOW_FUNC_DEF std::string parse_error::format(const source_location& w, const std::string& expected) {
   std::string msg = w.source.empty() ? std::string("<input>") : w.source;
   if (w.line != 0) {
     msg += ':' + std::to_string(w.line);

@@ -17,7 +17,7 @@
 
 namespace failslow {
 
-FAILSLOW_INLINE bool is_point_to_point(std::string_view name) noexcept {
+FAILSLOW_FUNC_DEF bool is_point_to_point(std::string_view name) noexcept {
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   auto contains = [&](std::string_view needle) {
     for (std::size_t i = 0; i + needle.size() <= name.size(); ++i) {
@@ -30,14 +30,14 @@ FAILSLOW_INLINE bool is_point_to_point(std::string_view name) noexcept {
   return contains("sendrecv") || contains("_send") || contains("_recv");
 }
 
-FAILSLOW_INLINE kernel_class parse_kernel_class(std::string_view s) {
+FAILSLOW_FUNC_DEF kernel_class parse_kernel_class(std::string_view s) {
   if (s == "compute") return kernel_class::compute;
   if (s == "communication") return kernel_class::communication;
   if (s == "memory") return kernel_class::memory;
   throw invalid_argument("unknown kernel class '" + std::string(s) + "' (expected compute, communication or memory)");
 }
 
-FAILSLOW_INLINE void parse_classification_rules(std::istream& in, kernel_classifier& into, std::string_view source) {
+FAILSLOW_FUNC_DEF void parse_classification_rules(std::istream& in, kernel_classifier& into, std::string_view source) {
   detail::for_each_rule_line(in, source, 2, "CLASS KIND PATTERN (e.g. 'communication prefix ncclDevKernel_')",
                              [&](const detail::rule_line& line) {
                                kernel_class cls;
@@ -51,7 +51,7 @@ FAILSLOW_INLINE void parse_classification_rules(std::istream& in, kernel_classif
                              });
 }
 
-FAILSLOW_INLINE kernel_classifier kernel_classifier::defaults() {
+FAILSLOW_FUNC_DEF kernel_classifier kernel_classifier::defaults() {
   using mk = match_kind;
   const auto ci = case_sensitivity::insensitive;
   kernel_classifier c;
@@ -95,14 +95,14 @@ FAILSLOW_INLINE kernel_classifier kernel_classifier::defaults() {
   return c;
 }
 
-FAILSLOW_INLINE kernel_class kernel_classifier::classify(std::string_view name) const noexcept {
+FAILSLOW_FUNC_DEF kernel_class kernel_classifier::classify(std::string_view name) const noexcept {
   name = kernel_base_name(name);
   for (const auto& r : rules_)
     if (r.pattern.matches(name)) return r.cls;
   return kernel_class::compute;
 }
 
-FAILSLOW_INLINE kernel_class kernel_classifier::classify(event_kind kind, std::string_view name) const noexcept {
+FAILSLOW_FUNC_DEF kernel_class kernel_classifier::classify(event_kind kind, std::string_view name) const noexcept {
   switch (kind) {
     case event_kind::memcpy:
     case event_kind::memset:
@@ -114,7 +114,7 @@ FAILSLOW_INLINE kernel_class kernel_classifier::classify(event_kind kind, std::s
   }
 }
 
-FAILSLOW_INLINE event_kind kernel_classifier::device_kind(std::string_view name) const noexcept {
+FAILSLOW_FUNC_DEF event_kind kernel_classifier::device_kind(std::string_view name) const noexcept {
   if (classify(name) == kernel_class::communication) return event_kind::collective;
   constexpr std::string_view memcpy_prefix = "Memcpy", memset_prefix = "Memset";
   if (name.substr(0, memcpy_prefix.size()) == memcpy_prefix) return event_kind::memcpy;

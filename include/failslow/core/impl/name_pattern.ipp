@@ -62,12 +62,12 @@ inline std::string_view skip_void_return(std::string_view s) noexcept {
 
 }  // namespace detail
 
-FAILSLOW_INLINE name_pattern::name_pattern(std::string text, match_kind kind, case_sensitivity cs)
+FAILSLOW_FUNC_DEF name_pattern::name_pattern(std::string text, match_kind kind, case_sensitivity cs)
     : text_(std::move(text)), kind_(kind), fold_(cs == case_sensitivity::insensitive) {
   if (text_.empty()) throw invalid_argument("name_pattern: empty pattern text");
 }
 
-FAILSLOW_INLINE bool name_pattern::matches(std::string_view name) const noexcept {
+FAILSLOW_FUNC_DEF bool name_pattern::matches(std::string_view name) const noexcept {
   switch (kind_) {
     case match_kind::exact: {
       const std::string_view n = detail::skip_void_return(name);
@@ -83,13 +83,13 @@ FAILSLOW_INLINE bool name_pattern::matches(std::string_view name) const noexcept
   return false;
 }
 
-FAILSLOW_INLINE std::string name_pattern::to_string() const {
+FAILSLOW_FUNC_DEF std::string name_pattern::to_string() const {
   std::string s(failslow::to_string(kind_));
   if (fold_) s += "/i";
   return s + ':' + text_;
 }
 
-FAILSLOW_INLINE name_pattern parse_name_pattern(std::string_view spec) {
+FAILSLOW_FUNC_DEF name_pattern parse_name_pattern(std::string_view spec) {
   const auto colon = spec.find(':');
   if (colon != std::string_view::npos) {
     std::string_view kind = spec.substr(0, colon);

@@ -16,7 +16,7 @@
 
 namespace failslow {
 
-FAILSLOW_INLINE router router::defaults() {
+FAILSLOW_FUNC_DEF router router::defaults() {
   router r;
   const auto ci = case_sensitivity::insensitive;
   const dim_set dp{parallel_dim::dp}, ep{parallel_dim::ep};
@@ -40,8 +40,8 @@ FAILSLOW_INLINE router router::defaults() {
   return r;
 }
 
-FAILSLOW_INLINE std::optional<dim_set> router::scope(routing_subject subject, std::string_view name,
-                                                     kernel_class cls) const {
+FAILSLOW_FUNC_DEF std::optional<dim_set> router::scope(routing_subject subject, std::string_view name,
+                                                       kernel_class cls) const {
   std::optional<dim_set> s = default_scope(cls);
   name = kernel_base_name(name);  // a kernel key's launch shape is not part of its name
   for (const auto& r : rules_) {
@@ -54,7 +54,7 @@ FAILSLOW_INLINE std::optional<dim_set> router::scope(routing_subject subject, st
   return s;
 }
 
-FAILSLOW_INLINE void parse_routing_rules(std::istream& in, router& into, std::string_view source) {
+FAILSLOW_FUNC_DEF void parse_routing_rules(std::istream& in, router& into, std::string_view source) {
   detail::for_each_rule_line(in, source, 3, "SUBJECT SCOPE KIND PATTERN (e.g. 'phase dp contains/i self_attention')",
                              [&](const detail::rule_line& line) {
                                routing_subject subject;

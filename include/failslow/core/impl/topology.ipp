@@ -14,7 +14,7 @@
 
 namespace failslow {
 
-FAILSLOW_INLINE dim_set parse_dim_set(std::string_view s) {
+FAILSLOW_FUNC_DEF dim_set parse_dim_set(std::string_view s) {
   dim_set out;
   while (true) {
     const auto plus = s.find('+');
@@ -27,7 +27,7 @@ FAILSLOW_INLINE dim_set parse_dim_set(std::string_view s) {
   return out;
 }
 
-FAILSLOW_INLINE parallel_sizes parse_parallel_sizes(std::string_view s) {
+FAILSLOW_FUNC_DEF parallel_sizes parse_parallel_sizes(std::string_view s) {
   parallel_sizes out;
   dim_set seen;
   while (!s.empty()) {
@@ -51,7 +51,7 @@ FAILSLOW_INLINE parallel_sizes parse_parallel_sizes(std::string_view s) {
   return out;
 }
 
-FAILSLOW_INLINE std::string dim_set::to_string() const {
+FAILSLOW_FUNC_DEF std::string dim_set::to_string() const {
   std::string s;
   for (parallel_dim d : all_parallel_dims) {
     if (!contains(d)) continue;
@@ -61,7 +61,7 @@ FAILSLOW_INLINE std::string dim_set::to_string() const {
   return s;
 }
 
-FAILSLOW_INLINE topology::topology(const parallel_sizes& sizes, std::string_view order) : sizes_(sizes) {
+FAILSLOW_FUNC_DEF topology::topology(const parallel_sizes& sizes, std::string_view order) : sizes_(sizes) {
   std::int64_t world = 1;
   for (parallel_dim d : all_parallel_dims) {
     if (sizes_[d] < 1)
@@ -81,7 +81,7 @@ FAILSLOW_INLINE topology::topology(const parallel_sizes& sizes, std::string_view
   }
 }
 
-FAILSLOW_INLINE topology::topology(const parallel_sizes& sizes, std::string_view order, int world_size)
+FAILSLOW_FUNC_DEF topology::topology(const parallel_sizes& sizes, std::string_view order, int world_size)
     : topology(sizes, order) {
   if (world_size != world_)
     throw invalid_argument("topology: world size " + std::to_string(world_size) +
@@ -90,7 +90,7 @@ FAILSLOW_INLINE topology::topology(const parallel_sizes& sizes, std::string_view
                            " = " + std::to_string(world_));
 }
 
-FAILSLOW_INLINE std::string topology::order_string() const {
+FAILSLOW_FUNC_DEF std::string topology::order_string() const {
   std::string s;
   for (parallel_dim d : order_) {
     if (!s.empty()) s += '-';
@@ -99,14 +99,14 @@ FAILSLOW_INLINE std::string topology::order_string() const {
   return s;
 }
 
-FAILSLOW_INLINE coordinates topology::coords(int rank) const {
+FAILSLOW_FUNC_DEF coordinates topology::coords(int rank) const {
   check_rank(rank);
   coordinates c;
   for (parallel_dim d : all_parallel_dims) c[d] = (rank / stride(d)) % size(d);
   return c;
 }
 
-FAILSLOW_INLINE int topology::rank(const coordinates& c) const {
+FAILSLOW_FUNC_DEF int topology::rank(const coordinates& c) const {
   int r = 0;
   for (parallel_dim d : all_parallel_dims) {
     if (c[d] < 0 || c[d] >= size(d))
@@ -117,7 +117,7 @@ FAILSLOW_INLINE int topology::rank(const coordinates& c) const {
   return r;
 }
 
-FAILSLOW_INLINE std::vector<int> topology::group(int rank, dim_set vary) const {
+FAILSLOW_FUNC_DEF std::vector<int> topology::group(int rank, dim_set vary) const {
   check_rank(rank);
   int base = rank;
   for (parallel_dim d : all_parallel_dims)
@@ -125,14 +125,14 @@ FAILSLOW_INLINE std::vector<int> topology::group(int rank, dim_set vary) const {
   return enumerate(base, vary);
 }
 
-FAILSLOW_INLINE int topology::group_size(dim_set vary) const noexcept {
+FAILSLOW_FUNC_DEF int topology::group_size(dim_set vary) const noexcept {
   int n = 1;
   for (parallel_dim d : all_parallel_dims)
     if (vary.contains(d)) n *= size(d);
   return n;
 }
 
-FAILSLOW_INLINE int topology::group_index(int rank, dim_set vary) const {
+FAILSLOW_FUNC_DEF int topology::group_index(int rank, dim_set vary) const {
   check_rank(rank);
   // Mixed-radix number of the fixed coordinates, fastest first: monotone in the lowest rank.
   int idx = 0, radix = 1;
@@ -144,7 +144,7 @@ FAILSLOW_INLINE int topology::group_index(int rank, dim_set vary) const {
   return idx;
 }
 
-FAILSLOW_INLINE std::vector<int> topology::group_members(dim_set vary, int index) const {
+FAILSLOW_FUNC_DEF std::vector<int> topology::group_members(dim_set vary, int index) const {
   if (index < 0 || index >= group_count(vary))
     throw domain_error("topology: group index " + std::to_string(index) + " outside [0, " +
                        std::to_string(group_count(vary)) + ") for " + vary.to_string());
@@ -157,13 +157,13 @@ FAILSLOW_INLINE std::vector<int> topology::group_members(dim_set vary, int index
   return enumerate(base, vary);
 }
 
-FAILSLOW_INLINE std::vector<int> topology::stage(int s) const {
+FAILSLOW_FUNC_DEF std::vector<int> topology::stage(int s) const {
   if (s < 0 || s >= sizes_.pp)
     throw domain_error("topology: stage " + std::to_string(s) + " outside [0, " + std::to_string(sizes_.pp) + ")");
   return group_members(~dim_set{parallel_dim::pp}, s);
 }
 
-FAILSLOW_INLINE void topology::parse_order(std::string_view order) {
+FAILSLOW_FUNC_DEF void topology::parse_order(std::string_view order) {
   dim_set seen;
   std::size_t n = 0;
   std::string_view rest = order;
@@ -195,7 +195,7 @@ FAILSLOW_INLINE void topology::parse_order(std::string_view order) {
   }
 }
 
-FAILSLOW_INLINE std::vector<int> topology::enumerate(int base, dim_set vary) const {
+FAILSLOW_FUNC_DEF std::vector<int> topology::enumerate(int base, dim_set vary) const {
   std::vector<int> out;
   out.reserve(static_cast<std::size_t>(group_size(vary)));
   out.push_back(base);

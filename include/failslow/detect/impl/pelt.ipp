@@ -12,7 +12,7 @@
 
 namespace failslow::detect::detail {
 
-FAILSLOW_INLINE changepoint_result penalised_search(const segment_cost& cost, std::size_t m, bool prune) {
+FAILSLOW_FUNC_DEF changepoint_result penalised_search(const segment_cost& cost, std::size_t m, bool prune) {
   const std::size_t n = cost.size();
   const double beta = cost.beta(), k = cost.pruning_constant();
   const double inf = std::numeric_limits<double>::infinity();

@@ -12,8 +12,8 @@
 
 namespace failslow::detect::detail {
 
-FAILSLOW_INLINE relative_score_result score_against(const std::vector<double>& medians,
-                                                    const std::vector<double>& reference, double threshold) {
+FAILSLOW_FUNC_DEF relative_score_result score_against(const std::vector<double>& medians,
+                                                      const std::vector<double>& reference, double threshold) {
   relative_score_result r;
   for (std::size_t i = 0; i < medians.size(); ++i) {
     const double s = reference[i] / medians[i];
@@ -23,7 +23,7 @@ FAILSLOW_INLINE relative_score_result score_against(const std::vector<double>& m
   return r;
 }
 
-FAILSLOW_INLINE void check_medians(const std::vector<double>& m, const char* who) {
+FAILSLOW_FUNC_DEF void check_medians(const std::vector<double>& m, const char* who) {
   if (m.empty()) throw invalid_argument(std::string(who) + ": no ranks");
   for (double v : m)
     if (!std::isfinite(v) || !(v > 0.0)) throw domain_error(std::string(who) + ": medians must be finite and > 0");

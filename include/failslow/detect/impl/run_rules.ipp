@@ -10,7 +10,7 @@
 
 namespace failslow::detect {
 
-FAILSLOW_INLINE std::uint32_t run_rules_checker::check(double u) noexcept {
+FAILSLOW_FUNC_DEF std::uint32_t run_rules_checker::check(double u) noexcept {
   head_ = (head_ + 1) % capacity;
   buf_[head_] = u;
   if (n_ < capacity) ++n_;
@@ -37,21 +37,21 @@ FAILSLOW_INLINE std::uint32_t run_rules_checker::check(double u) noexcept {
   return fired;
 }
 
-FAILSLOW_INLINE std::size_t run_rules_checker::count_beyond(std::size_t last, double sign,
-                                                            double level) const noexcept {
+FAILSLOW_FUNC_DEF std::size_t run_rules_checker::count_beyond(std::size_t last, double sign,
+                                                              double level) const noexcept {
   std::size_t c = 0;
   for (std::size_t i = 0; i < last && i < n_; ++i) c += sign * at(i) > level ? 1 : 0;
   return c;
 }
 
-FAILSLOW_INLINE bool run_rules_checker::monotone_run(std::size_t points, double sign) const noexcept {
+FAILSLOW_FUNC_DEF bool run_rules_checker::monotone_run(std::size_t points, double sign) const noexcept {
   if (n_ < points) return false;
   for (std::size_t i = 0; i + 1 < points; ++i)
     if (!(sign * (at(i) - at(i + 1)) > 0.0)) return false;
   return true;
 }
 
-FAILSLOW_INLINE bool run_rules_checker::alternating(std::size_t points) const noexcept {
+FAILSLOW_FUNC_DEF bool run_rules_checker::alternating(std::size_t points) const noexcept {
   if (n_ < points) return false;
   for (std::size_t i = 0; i + 2 < points; ++i) {
     const double d0 = at(i) - at(i + 1), d1 = at(i + 1) - at(i + 2);

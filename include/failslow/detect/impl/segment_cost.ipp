@@ -18,7 +18,7 @@
 
 namespace failslow::detect {
 
-FAILSLOW_INLINE cost_model parse_cost_model(std::string_view s) {
+FAILSLOW_FUNC_DEF cost_model parse_cost_model(std::string_view s) {
   std::string list;
   for (std::size_t i = 0; i < cost_model_count; ++i) {
     const auto m = static_cast<cost_model>(i);
@@ -28,7 +28,7 @@ FAILSLOW_INLINE cost_model parse_cost_model(std::string_view s) {
   throw invalid_argument("unknown cost model '" + std::string(s) + "' (expected " + list + ")");
 }
 
-FAILSLOW_INLINE penalty parse_penalty(std::string_view s) {
+FAILSLOW_FUNC_DEF penalty parse_penalty(std::string_view s) {
   if (s == to_string(penalty_kind::bic)) return penalty::bic();
   if (s == to_string(penalty_kind::mbic)) return penalty::mbic();
   const std::string text(s);
@@ -44,15 +44,15 @@ FAILSLOW_INLINE penalty parse_penalty(std::string_view s) {
   return penalty::fixed(beta);
 }
 
-FAILSLOW_INLINE segment segment_cost::describe(std::size_t begin, std::size_t end) const noexcept {
+FAILSLOW_FUNC_DEF segment segment_cost::describe(std::size_t begin, std::size_t end) const noexcept {
   const double m = static_cast<double>(end - begin);
   const double s1 = s1_[end] - s1_[begin];
   const double rss = std::max(0.0, (s2_[end] - s2_[begin]) - s1 * s1 / m);
   return segment{begin, end, centre_ + scale_ * s1 / m, scale_ * std::sqrt(rss / m)};
 }
 
-FAILSLOW_INLINE changepoint_result segment_cost::make_result(std::vector<std::size_t> changes,
-                                                             std::uint64_t evaluations) const {
+FAILSLOW_FUNC_DEF changepoint_result segment_cost::make_result(std::vector<std::size_t> changes,
+                                                               std::uint64_t evaluations) const {
   changepoint_result r;
   r.changes = std::move(changes);
   r.penalty = beta_;
@@ -70,7 +70,7 @@ FAILSLOW_INLINE changepoint_result segment_cost::make_result(std::vector<std::si
   return r;
 }
 
-FAILSLOW_INLINE void segment_cost::init(const changepoint_options& o) {
+FAILSLOW_FUNC_DEF void segment_cost::init(const changepoint_options& o) {
   const std::size_t n = raw_.size();
   if (n == 0) throw invalid_argument("change points: empty series");
   for (double v : raw_)
@@ -118,7 +118,7 @@ FAILSLOW_INLINE void segment_cost::init(const changepoint_options& o) {
   }
 }
 
-FAILSLOW_INLINE double segment_cost::estimate_sigma() const {
+FAILSLOW_FUNC_DEF double segment_cost::estimate_sigma() const {
   if (raw_.size() < 3) return 1.0;
   std::vector<double> d(raw_.size() - 1);
   for (std::size_t i = 0; i + 1 < raw_.size(); ++i) d[i] = raw_[i + 1] - raw_[i];

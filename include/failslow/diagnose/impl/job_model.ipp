@@ -34,7 +34,7 @@ FAILSLOW_FUNC_DEF std::vector<int> job_model::present_ranks() const {
   return r;
 }
 
-FAILSLOW_INLINE window_index::window_index(const job_model& m)
+FAILSLOW_FUNC_DEF window_index::window_index(const job_model& m)
     : steps_(m.step_count()), at_(m.rank_count() * m.step_count(), nullptr) {
   for (const auto& w : m.windows) {
     if (w.rank < 0 || static_cast<std::size_t>(w.rank) >= m.rank_count()) continue;
@@ -44,7 +44,7 @@ FAILSLOW_INLINE window_index::window_index(const job_model& m)
   }
 }
 
-FAILSLOW_INLINE job_model_builder::job_model_builder(model_options options) : opt_(std::move(options)) {
+FAILSLOW_FUNC_DEF job_model_builder::job_model_builder(model_options options) : opt_(std::move(options)) {
   for (const char* n : {"compute", "communication", "memory", "idle"}) phase_slot(n);
 }
 

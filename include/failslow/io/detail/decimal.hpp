@@ -60,14 +60,14 @@ inline bool eight_digits(const char* p, std::uint64_t& value) noexcept {
 /// white space only: exactly when parse_scaled(tok, k) is not malformed for a token that starts
 /// with '-' or a digit (it checks the same grammar first); the grammar alone, for tokens that
 /// are validated but not converted.
-FAILSLOW_INLINE bool is_json_number(std::string_view tok) noexcept;
+FAILSLOW_FUNC bool is_json_number(std::string_view tok) noexcept;
 
 /// Classifies a token that is not a number: a string, literal or container is a type error,
 /// anything else is malformed JSON.
-FAILSLOW_INLINE number_status classify_non_number(std::string_view tok) noexcept;
+FAILSLOW_FUNC number_status classify_non_number(std::string_view tok) noexcept;
 
 /// parse_scaled for any JSON number: signs, exponents, rounding half to even, range checks.
-FAILSLOW_INLINE scaled_number parse_scaled_general(std::string_view tok, int scale) noexcept;
+FAILSLOW_FUNC scaled_number parse_scaled_general(std::string_view tok, int scale) noexcept;
 
 /// round(number(tok) * 10^scale) as int64; see the file comment.
 inline scaled_number parse_scaled(std::string_view tok, int scale) noexcept {

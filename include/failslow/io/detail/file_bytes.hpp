@@ -28,14 +28,14 @@ namespace failslow::io::detail {
 /// Asks the kernel to back the 2 MiB-aligned part of [p, p + bytes) with transparent huge
 /// pages (Linux MADV_HUGEPAGE; a no-op elsewhere, for short ranges, or when refused). Call it
 /// before the memory is first written.
-FAILSLOW_INLINE void advise_huge_pages(const void* p, std::size_t bytes) noexcept;
+FAILSLOW_FUNC void advise_huge_pages(const void* p, std::size_t bytes) noexcept;
 
 /// A writable block of `size` bytes: anonymous pages starting at a 2 MiB boundary and advised
 /// as huge pages where mmap exists, new[] otherwise. Move-only.
 class byte_block {
  public:
   byte_block() = default;
-  explicit byte_block(std::size_t size);
+  FAILSLOW_FUNC explicit byte_block(std::size_t size);
   byte_block(const byte_block&) = delete;
   byte_block& operator=(const byte_block&) = delete;
   byte_block(byte_block&& o) noexcept { swap(o); }
@@ -73,7 +73,7 @@ class file_bytes {
   std::string_view view() const noexcept { return std::string_view(block_.data(), size_); }
   bool compressed() const noexcept { return compressed_; }
 
-  static file_bytes open(const std::string& path);
+  FAILSLOW_FUNC static file_bytes open(const std::string& path);
 
  private:
   void swap(file_bytes& o) noexcept {
@@ -93,10 +93,10 @@ class file_bytes {
 /// directory, parse_error for corrupt or truncated gzip data.
 class file_stream {
  public:
-  explicit file_stream(const std::string& path);
+  FAILSLOW_FUNC explicit file_stream(const std::string& path);
 
   /// Stores up to `capacity` next bytes at `buffer` and returns how many; 0 at the end.
-  std::size_t read(char* buffer, std::size_t capacity);
+  FAILSLOW_FUNC std::size_t read(char* buffer, std::size_t capacity);
   /// Bytes read so far (after decompression).
   std::uint64_t offset() const noexcept { return offset_; }
 

@@ -17,9 +17,9 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE void append_escaped(std::string& out, std::string_view s);
+FAILSLOW_FUNC void append_escaped(std::string& out, std::string_view s);
 
-FAILSLOW_INLINE void append_number(std::string& out, double x);
+FAILSLOW_FUNC void append_number(std::string& out, double x);
 
 }  // namespace failslow::io::detail
 

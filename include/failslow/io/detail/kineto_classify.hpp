@@ -32,7 +32,7 @@ namespace failslow::io {
 /// classifier calls communication (gloo:all_reduce, nccl:*, record_param_comms) -- and
 /// annotation for the rest: ProfilerStep#N and user scopes (record_function: "forward",
 /// "Optimizer.step#SGD.step", "DistributedDataParallel.forward").
-FAILSLOW_INLINE event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept;
+FAILSLOW_FUNC event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept;
 
 namespace detail {
 

@@ -23,7 +23,7 @@ namespace failslow::io::detail {
 // ---- numbers and text ------------------------------------------------------------------------
 
 /// x rounded to 0.01 without trailing zeros ("12", "12.5", "-0.25"); 0 for non-finite values.
-FAILSLOW_INLINE void append_svg_number(std::string& out, double x);
+FAILSLOW_FUNC void append_svg_number(std::string& out, double x);
 
 inline std::string svg_number(double x) {
   std::string s;
@@ -32,10 +32,10 @@ inline std::string svg_number(double x) {
 }
 
 /// Length of the UTF-8 sequence starting at s[i] (1-4), or 0 when it is not valid UTF-8.
-FAILSLOW_INLINE std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept;
+FAILSLOW_FUNC std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept;
 
 /// Appends s escaped for XML text and attribute values (see the file comment).
-FAILSLOW_INLINE void append_xml_escaped(std::string& out, std::string_view s);
+FAILSLOW_FUNC void append_xml_escaped(std::string& out, std::string_view s);
 
 inline std::string xml_escaped(std::string_view s) {
   std::string out;
@@ -44,7 +44,7 @@ inline std::string xml_escaped(std::string_view s) {
 }
 
 /// 64-bit FNV-1a of s in hex: ids that differ between figures inlined into one page.
-FAILSLOW_INLINE std::string fnv1a_hex(std::string_view s);
+FAILSLOW_FUNC std::string fnv1a_hex(std::string_view s);
 
 /// "16,384": thousands separated, for figure text.
 inline std::string grouped(std::size_t n) {
@@ -65,7 +65,7 @@ struct rgb {
   std::uint8_t r = 0, g = 0, b = 0;
 };
 
-FAILSLOW_INLINE std::string hex(rgb c);
+FAILSLOW_FUNC std::string hex(rgb c);
 
 // matplotlib's viridis (van der Walt and Smith, CC0), every 8th of its 256 entries and the last,
 // as 8-bit sRGB: perceptually uniform, readable in grey and with the common colour-vision
@@ -79,7 +79,7 @@ inline constexpr std::array<std::uint32_t, 33> viridis_table = {
 constexpr double viridis_position(std::size_t i) noexcept { return static_cast<double>(i < 32 ? 8 * i : 255) / 255.0; }
 
 /// viridis(t), t in [0, 1] (clamped), linear between the table's entries.
-FAILSLOW_INLINE rgb viridis(double t);
+FAILSLOW_FUNC rgb viridis(double t);
 
 /// Cells without a value.
 inline constexpr std::string_view no_data_fill = "#d9d9d9";
@@ -88,7 +88,7 @@ inline constexpr std::string_view no_data_fill = "#d9d9d9";
 
 /// Tick values at 1, 2 or 5 x 10^k covering [lo, hi] with at most `max_ticks` ticks (at least
 /// one). integral: steps of at least 1.
-FAILSLOW_INLINE std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks, bool integral = false);
+FAILSLOW_FUNC std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks, bool integral = false);
 
 /// The unit a duration axis reads best in, from its largest value: {ns per unit, name}.
 struct duration_unit {
@@ -96,10 +96,10 @@ struct duration_unit {
   std::string_view name = "ns";
 };
 
-FAILSLOW_INLINE duration_unit duration_unit_for(double max_ns);
+FAILSLOW_FUNC duration_unit duration_unit_for(double max_ns);
 
 /// A tick label: up to 3 significant digits, no trailing zeros ("45.7", "120", "0.05").
-FAILSLOW_INLINE std::string tick_label(double v);
+FAILSLOW_FUNC std::string tick_label(double v);
 
 // ---- aggregation -----------------------------------------------------------------------------
 
@@ -110,8 +110,8 @@ inline std::size_t bin_size(std::size_t n, std::size_t limit) {
 
 /// The row-major rows x cols matrix v aggregated into bins of rb rows and cb columns by their
 /// largest value (NaN ignored; a bin without values is NaN): a straggler stays visible.
-FAILSLOW_INLINE std::vector<double> aggregate_max(const std::vector<double>& v, std::size_t rows, std::size_t cols,
-                                                  std::size_t rb, std::size_t cb);
+FAILSLOW_FUNC std::vector<double> aggregate_max(const std::vector<double>& v, std::size_t rows, std::size_t cols,
+                                                std::size_t rb, std::size_t cb);
 
 // ---- the document ----------------------------------------------------------------------------
 
@@ -120,16 +120,16 @@ inline constexpr std::string_view svg_font = "DejaVu Sans, Verdana, Arial, sans-
 /// An SVG document appended to a string; coordinates in pixels.
 class svg_canvas {
  public:
-  svg_canvas(double width, double height, std::string_view title);
+  FAILSLOW_FUNC svg_canvas(double width, double height, std::string_view title);
 
-  void rect(double x, double y, double w, double h, std::string_view fill, std::string_view extra = {});
+  FAILSLOW_FUNC void rect(double x, double y, double w, double h, std::string_view fill, std::string_view extra = {});
 
-  void line(double x1, double y1, double x2, double y2, std::string_view stroke, double width = 1,
-            std::string_view extra = {});
+  FAILSLOW_FUNC void line(double x1, double y1, double x2, double y2, std::string_view stroke, double width = 1,
+                          std::string_view extra = {});
 
   /// anchor: start, middle or end; extra: further attributes (font-weight, transform, ...).
-  void text(double x, double y, std::string_view s, std::string_view anchor = "start", double size = 12,
-            std::string_view extra = {});
+  FAILSLOW_FUNC void text(double x, double y, std::string_view s, std::string_view anchor = "start", double size = 12,
+                          std::string_view extra = {});
 
   /// Markup the caller built (attribute values escaped with xml_escaped).
   void raw(std::string_view s) { out_ += s; }
@@ -150,8 +150,8 @@ class svg_canvas {
 
 /// A vertical colour bar at (x, y), h high, 14 wide, from lo (bottom) to hi (top) in `unit`
 /// (values already in that unit), its ticks to the right and `label` above it.
-FAILSLOW_INLINE void colour_bar(svg_canvas& c, double x, double y, double h, double lo, double hi,
-                                std::string_view label, std::string_view id);
+FAILSLOW_FUNC void colour_bar(svg_canvas& c, double x, double y, double h, double lo, double hi, std::string_view label,
+                              std::string_view id);
 
 /// Where a matrix of cells sits: its top-left corner, cell size, and how many data rows and
 /// columns one cell aggregates. Written as data-* attributes so a checker can find a row.
@@ -166,14 +166,14 @@ struct cell_layout {
 /// viridis((v - lo) / (hi - lo)), NaN grey; runs of equal colour in a row become one rect. The
 /// group carries class `css_class` and the layout as data-* attributes; a 1 px frame (#333333)
 /// surrounds the cells.
-FAILSLOW_INLINE void draw_cells(svg_canvas& c, const std::vector<double>& v, const cell_layout& l, double lo, double hi,
-                                std::string_view css_class);
+FAILSLOW_FUNC void draw_cells(svg_canvas& c, const std::vector<double>& v, const cell_layout& l, double lo, double hi,
+                              std::string_view css_class);
 
 /// The smallest and largest finite value (NaN, NaN when there is none).
-FAILSLOW_INLINE std::pair<double, double> finite_range(const std::vector<double>& v);
+FAILSLOW_FUNC std::pair<double, double> finite_range(const std::vector<double>& v);
 
 /// Approximate width in pixels of s at font size `size` (DejaVu Sans averages ~0.6 em).
-FAILSLOW_INLINE double text_width(std::string_view s, double size = 12);
+FAILSLOW_FUNC double text_width(std::string_view s, double size = 12);
 
 }  // namespace failslow::io::detail
 

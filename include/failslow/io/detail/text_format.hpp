@@ -12,15 +12,15 @@
 namespace failslow::io::detail {
 
 /// ns as "1.23 s", "45.7 ms" or "40.4 us"; "n/a" when not finite.
-FAILSLOW_INLINE std::string format_duration(double ns);
+FAILSLOW_FUNC std::string format_duration(double ns);
 
 /// r as "1.49x"; "n/a" when not finite.
-FAILSLOW_INLINE std::string format_ratio(double r);
+FAILSLOW_FUNC std::string format_ratio(double r);
 
 /// A kernel's demangled name for a sentence: no leading "void ", no parameter list, at most
 /// `max` characters ("..." marks a cut). Reports keep the full name in their fields.
 /// A kernel key's launch shape (core/launch_shape.hpp) follows the name, never cut.
-FAILSLOW_INLINE std::string format_kernel_name(std::string_view name, std::size_t max = 90);
+FAILSLOW_FUNC std::string format_kernel_name(std::string_view name, std::size_t max = 90);
 
 }  // namespace failslow::io::detail
 

@@ -24,7 +24,7 @@
 
 namespace failslow::io {
 
-FAILSLOW_INLINE bool parse_event_kind(std::string_view s, event_kind& out) noexcept {
+FAILSLOW_FUNC_DEF bool parse_event_kind(std::string_view s, event_kind& out) noexcept {
   for (std::size_t k = 0; k < event_kind_count; ++k)
     if (to_string(static_cast<event_kind>(k)) == s) {
       out = static_cast<event_kind>(k);
@@ -132,9 +132,9 @@ class table_parser {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::vector<trace_data> read_kernel_table(std::string_view text, name_table& names,
-                                                          const kernel_table_options& options,
-                                                          const std::string& source) {
+FAILSLOW_FUNC_DEF std::vector<trace_data> read_kernel_table(std::string_view text, name_table& names,
+                                                            const kernel_table_options& options,
+                                                            const std::string& source) {
   static const kernel_classifier default_classifier = kernel_classifier::defaults();
   const kernel_classifier& classifier = options.classifier ? *options.classifier : default_classifier;
   detail::table_parser p(text, source, options.delimiter);
@@ -215,8 +215,8 @@ FAILSLOW_INLINE std::vector<trace_data> read_kernel_table(std::string_view text,
   return out;
 }
 
-FAILSLOW_INLINE std::vector<trace_data> read_kernel_table_file(const std::string& path, name_table& names,
-                                                               const kernel_table_options& options) {
+FAILSLOW_FUNC_DEF std::vector<trace_data> read_kernel_table_file(const std::string& path, name_table& names,
+                                                                 const kernel_table_options& options) {
   const auto bytes = detail::file_bytes::open(path);
   kernel_table_options o = options;
   const auto ends_with = [&path](std::string_view end) {

@@ -31,7 +31,7 @@ namespace failslow::io {
 
 namespace detail {
 
-FAILSLOW_INLINE std::string file_stem(std::string_view s) {
+FAILSLOW_FUNC_DEF std::string file_stem(std::string_view s) {
   std::string out;
   for (char ch : s) {
     const auto u = static_cast<unsigned char>(ch);

@@ -83,8 +83,8 @@ inline std::string finding_steps(const finding& f) {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::string report_to_html(const report& r, const std::vector<figure>& figures,
-                                           const html_report_options& o) {
+FAILSLOW_FUNC_DEF std::string report_to_html(const report& r, const std::vector<figure>& figures,
+                                             const html_report_options& o) {
   using namespace detail;
   std::string out;
   const auto& t = r.topology;

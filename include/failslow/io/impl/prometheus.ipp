@@ -55,7 +55,7 @@ void append_utf8(std::string& out, std::string_view s, Escape&& escape) {
   }
 }
 
-FAILSLOW_INLINE void append_prometheus_label_value(std::string& out, std::string_view v) {
+FAILSLOW_FUNC_DEF void append_prometheus_label_value(std::string& out, std::string_view v) {
   append_utf8(out, v, [](std::string& o, char c) {
     if (c == '\\')
       o += "\\\\";
@@ -68,7 +68,7 @@ FAILSLOW_INLINE void append_prometheus_label_value(std::string& out, std::string
   });
 }
 
-FAILSLOW_INLINE void append_prometheus_help(std::string& out, std::string_view v) {
+FAILSLOW_FUNC_DEF void append_prometheus_help(std::string& out, std::string_view v) {
   append_utf8(out, v, [](std::string& o, char c) {
     if (c == '\\')
       o += "\\\\";
@@ -79,7 +79,7 @@ FAILSLOW_INLINE void append_prometheus_help(std::string& out, std::string_view v
   });
 }
 
-FAILSLOW_INLINE void append_prometheus_value(std::string& out, double v) {
+FAILSLOW_FUNC_DEF void append_prometheus_value(std::string& out, double v) {
   if (std::isnan(v))
     out += "NaN";
   else if (std::isinf(v))
@@ -100,7 +100,7 @@ inline bool valid_prometheus_name(std::string_view s, bool label) {
 
 inline std::string step_label(std::int64_t s) { return std::to_string(s); }
 
-FAILSLOW_INLINE void prometheus_writer::family(std::string_view name, std::string_view type, std::string_view help) {
+FAILSLOW_FUNC_DEF void prometheus_writer::family(std::string_view name, std::string_view type, std::string_view help) {
   if (!valid_prometheus_name(name, false) || !families_.insert(std::string(name)).second)
     throw invalid_argument("prometheus: metric name '" + std::string(name) + "' is invalid or used twice");
   name_ = std::string(name);
@@ -115,7 +115,7 @@ FAILSLOW_INLINE void prometheus_writer::family(std::string_view name, std::strin
   out_ += '\n';
 }
 
-FAILSLOW_INLINE void prometheus_writer::sample(const labels& l, double value) {
+FAILSLOW_FUNC_DEF void prometheus_writer::sample(const labels& l, double value) {
   if (std::isnan(value)) return;
   out_ += name_;
   if (!l.empty()) {

@@ -70,7 +70,7 @@ class json_layout {
 
 }  // namespace detail
 
-FAILSLOW_INLINE void write_report_json(const report& rep, std::string& out, int indent) {
+FAILSLOW_FUNC_DEF void write_report_json(const report& rep, std::string& out, int indent) {
   detail::json_layout j(out, indent);
   j.begin('{');
   j.key("schema");

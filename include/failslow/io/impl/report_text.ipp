@@ -41,7 +41,7 @@ inline void append_wrapped(std::string& out, std::string_view text, std::size_t 
   out += '\n';
 }
 
-FAILSLOW_INLINE std::string num(double v, const char* fmt) {
+FAILSLOW_FUNC_DEF std::string num(double v, const char* fmt) {
   if (!std::isfinite(v)) return "n/a";
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -174,7 +174,7 @@ inline std::vector<std::string> evidence_lines(const finding& f) {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::string report_to_text(const report& r, const text_report_options& o) {
+FAILSLOW_FUNC_DEF std::string report_to_text(const report& r, const text_report_options& o) {
   using detail::append_wrapped;
   std::string out;
   const auto& t = r.topology;

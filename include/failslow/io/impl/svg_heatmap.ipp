@@ -14,8 +14,8 @@
 
 namespace failslow::io {
 
-FAILSLOW_INLINE std::string heatmap_svg(const std::vector<double>& values, std::size_t rows, std::size_t cols,
-                                        const heatmap_options& o) {
+FAILSLOW_FUNC_DEF std::string heatmap_svg(const std::vector<double>& values, std::size_t rows, std::size_t cols,
+                                          const heatmap_options& o) {
   using namespace detail;
   if (rows == 0 || cols == 0) throw invalid_argument("heatmap_svg: no rows or no columns");
   if (values.size() != rows * cols)

@@ -15,7 +15,7 @@
 
 namespace failslow::io {
 
-FAILSLOW_INLINE std::string iteration_series_svg(const iteration_series& s, const series_options& o) {
+FAILSLOW_FUNC_DEF std::string iteration_series_svg(const iteration_series& s, const series_options& o) {
   using namespace detail;
   const std::size_t n = s.steps.size();
   if (n == 0) throw invalid_argument("iteration_series_svg: no steps");

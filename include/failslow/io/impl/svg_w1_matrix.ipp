@@ -13,7 +13,7 @@
 
 namespace failslow::io {
 
-FAILSLOW_INLINE std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o) {
+FAILSLOW_FUNC_DEF std::string w1_matrix_svg(const dense_array<double, 2>& d, const w1_matrix_options& o) {
   using namespace detail;
   const std::size_t n = d.shape(0);
   if (n == 0 || d.shape(0) != d.shape(1))

@@ -182,8 +182,8 @@ inline bool looks_like_name(const char* p, const char* end) noexcept {
 
 }  // namespace detail
 
-FAILSLOW_INLINE value_column read_values(std::string_view text, const value_read_options& options,
-                                         const std::string& source) {
+FAILSLOW_FUNC_DEF value_column read_values(std::string_view text, const value_read_options& options,
+                                           const std::string& source) {
   value_column out;
   const char* const base = text.data();
   const char* p = base;
@@ -311,7 +311,7 @@ FAILSLOW_INLINE value_column read_values(std::string_view text, const value_read
   return out;
 }
 
-FAILSLOW_INLINE value_column read_values_file(const std::string& path, const value_read_options& options) {
+FAILSLOW_FUNC_DEF value_column read_values_file(const std::string& path, const value_read_options& options) {
   const auto bytes = detail::file_bytes::open(path);
   return read_values(bytes.view(), options, path);
 }

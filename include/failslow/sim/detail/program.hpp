@@ -55,32 +55,33 @@ inline std::size_t launch_count(const std::vector<op>& program) {
 
 class program_builder {
  public:
-  program_builder(const job_config& cfg, const topology& topo, int rank);
+  FAILSLOW_FUNC program_builder(const job_config& cfg, const topology& topo, int rank);
 
-  std::vector<op> build();
+  FAILSLOW_FUNC std::vector<op> build();
 
  private:
-  void kernel(kernel_role r);
-  void push(phase p);
-  void pop();
+  FAILSLOW_FUNC void kernel(kernel_role r);
+  FAILSLOW_FUNC void push(phase p);
+  FAILSLOW_FUNC void pop();
   /// A collective in rank's group along d; none when the group has one member. Ring
   /// algorithms move (n-1)/n of the data per member: ring_factor scales the base time.
-  void collective(kernel_role r, parallel_dim d, comm_op c, std::int64_t nelems, double base_us, double ring_factor);
+  FAILSLOW_FUNC void collective(kernel_role r, parallel_dim d, comm_op c, std::int64_t nelems, double base_us,
+                                double ring_factor);
   void tp_allreduce(std::int64_t nelems, double base_us) {
     collective(kernel_role::nccl_allreduce, parallel_dim::tp, comm_op::allreduce, nelems, base_us, 2.0);
   }
-  void p2p(int send_to, int recv_from);
+  FAILSLOW_FUNC void p2p(int send_to, int recv_from);
 
-  void forward();
+  FAILSLOW_FUNC void forward();
 
   void all_to_all(std::int64_t nelems) {
     collective(kernel_role::nccl_all_to_all, parallel_dim::ep, comm_op::all_to_all, nelems,
                spec_of(kernel_role::nccl_all_to_all).base_us, 1.0);
   }
 
-  void backward();
+  FAILSLOW_FUNC void backward();
 
-  void optimizer_step();
+  FAILSLOW_FUNC void optimizer_step();
 
   const job_config& cfg_;
   const topology& topo_;

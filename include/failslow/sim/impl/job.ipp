@@ -12,20 +12,20 @@
 
 namespace failslow::sim {
 
-FAILSLOW_INLINE pipeline_schedule parse_pipeline_schedule(std::string_view s) {
+FAILSLOW_FUNC_DEF pipeline_schedule parse_pipeline_schedule(std::string_view s) {
   if (s == "1f1b") return pipeline_schedule::one_f_one_b;
   if (s == "gpipe") return pipeline_schedule::gpipe;
   throw invalid_argument("unknown pipeline schedule '" + std::string(s) + "' (expected 1f1b or gpipe)");
 }
 
-FAILSLOW_INLINE job_config& calibrate(job_config& cfg) noexcept {
+FAILSLOW_FUNC_DEF job_config& calibrate(job_config& cfg) noexcept {
   cfg.seq_length = 2048;
   cfg.hidden = 2048;
   cfg.host = host_config::calibrated();
   return cfg;
 }
 
-FAILSLOW_INLINE topology validate(const job_config& cfg) {
+FAILSLOW_FUNC_DEF topology validate(const job_config& cfg) {
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw invalid_argument("job_config: " + what);
   };

@@ -21,7 +21,7 @@
 
 namespace failslow::sim {
 
-FAILSLOW_INLINE scenario parse_scenario(std::string_view s) {
+FAILSLOW_FUNC_DEF scenario parse_scenario(std::string_view s) {
   for (scenario x : all_scenarios)
     if (to_string(x) == s) return x;
   std::string list;
@@ -29,7 +29,7 @@ FAILSLOW_INLINE scenario parse_scenario(std::string_view s) {
   throw invalid_argument("unknown scenario '" + std::string(s) + "' (expected one of " + list + ")");
 }
 
-FAILSLOW_INLINE fault_kind parse_fault_kind(std::string_view s) {
+FAILSLOW_FUNC_DEF fault_kind parse_fault_kind(std::string_view s) {
   std::string list;
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
     const auto k = static_cast<fault_kind>(i);
@@ -267,7 +267,7 @@ class fault_planner {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::vector<fault> plan_faults(scenario s, const job_config& cfg, const scenario_options& opt) {
+FAILSLOW_FUNC_DEF std::vector<fault> plan_faults(scenario s, const job_config& cfg, const scenario_options& opt) {
   detail::fault_planner p(s, cfg, opt);
   switch (s) {
     case scenario::healthy:

@@ -185,7 +185,7 @@ FAILSLOW_FUNC_DEF score_summary summarize(const std::vector<case_score>& cases) 
   return s;
 }
 
-FAILSLOW_INLINE score_counts& score_counts::operator+=(const score_counts& o) {
+FAILSLOW_FUNC_DEF score_counts& score_counts::operator+=(const score_counts& o) {
   cases += o.cases;
   findings += o.findings;
   true_positives += o.true_positives;

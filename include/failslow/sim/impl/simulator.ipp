@@ -20,7 +20,7 @@ namespace failslow::sim {
 
 namespace detail {
 
-FAILSLOW_INLINE timeline_recorder::timeline_recorder(const job_config& cfg, int world)
+FAILSLOW_FUNC_DEF timeline_recorder::timeline_recorder(const job_config& cfg, int world)
     : ranks(static_cast<std::size_t>(world)) {
   for (int r = 0; r < world; ++r) {
     ranks[static_cast<std::size_t>(r)].rank = r;

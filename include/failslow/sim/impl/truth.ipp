@@ -9,7 +9,7 @@
 
 namespace failslow::sim {
 
-FAILSLOW_INLINE std::vector<int> truth::faulty_ranks() const {
+FAILSLOW_FUNC_DEF std::vector<int> truth::faulty_ranks() const {
   std::vector<int> r;
   for (const auto& f : faults) r.insert(r.end(), f.ranks.begin(), f.ranks.end());
   std::sort(r.begin(), r.end());

@@ -23,7 +23,7 @@
 namespace failslow::stats::detail {
 
 /// I_x(a, b) (upper = false) or 1 - I_x(a, b) (upper = true).
-FAILSLOW_INLINE double beta_tail(double a, double b, double x, bool upper) noexcept;
+FAILSLOW_FUNC double beta_tail(double a, double b, double x, bool upper) noexcept;
 
 inline double beta_lower(double a, double b, double x) noexcept { return beta_tail(a, b, x, false); }
 inline double beta_upper(double a, double b, double x) noexcept { return beta_tail(a, b, x, true); }

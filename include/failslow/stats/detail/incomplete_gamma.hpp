@@ -35,13 +35,13 @@ inline double stirling_correction(double a) noexcept {
 }
 
 /// P(a, x) (upper = false) or Q(a, x) (upper = true), with the edges and invalid arguments.
-FAILSLOW_INLINE double gamma_tail(double a, double x, bool upper) noexcept;
+FAILSLOW_FUNC double gamma_tail(double a, double x, bool upper) noexcept;
 
 inline double gamma_p(double a, double x) noexcept { return gamma_tail(a, x, false); }
 inline double gamma_q(double a, double x) noexcept { return gamma_tail(a, x, true); }
 
 /// The x with P(a, x) = p (upper = false) or Q(a, x) = p (upper = true), 0 < p < 1.
-FAILSLOW_INLINE double gamma_inverse(double a, double p, bool upper) noexcept;
+FAILSLOW_FUNC double gamma_inverse(double a, double p, bool upper) noexcept;
 
 inline double gamma_p_inverse(double a, double p) noexcept { return gamma_inverse(a, p, false); }
 inline double gamma_q_inverse(double a, double q) noexcept { return gamma_inverse(a, q, true); }

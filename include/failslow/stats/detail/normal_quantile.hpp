@@ -20,7 +20,7 @@
 
 namespace failslow::stats::detail {
 
-FAILSLOW_INLINE double normal_quantile(double p) noexcept;
+FAILSLOW_FUNC double normal_quantile(double p) noexcept;
 
 }  // namespace failslow::stats::detail
 

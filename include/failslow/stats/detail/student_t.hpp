@@ -21,9 +21,9 @@
 
 namespace failslow::stats::detail {
 
-FAILSLOW_INLINE double student_t_upper_tail(double t, std::uint64_t nu);
+FAILSLOW_FUNC double student_t_upper_tail(double t, std::uint64_t nu);
 
-FAILSLOW_INLINE double student_t_upper_quantile(double p, std::uint64_t nu);
+FAILSLOW_FUNC double student_t_upper_quantile(double p, std::uint64_t nu);
 
 }  // namespace failslow::stats::detail
 

@@ -18,7 +18,7 @@
 
 namespace failslow::stats {
 
-FAILSLOW_INLINE bandwidth_spec parse_bandwidth(std::string_view s) {
+FAILSLOW_FUNC_DEF bandwidth_spec parse_bandwidth(std::string_view s) {
   for (auto r : {bandwidth_rule::rule_of_thumb, bandwidth_rule::robust_rule_of_thumb, bandwidth_rule::scott,
                  bandwidth_rule::silverman, bandwidth_rule::improved_sheather_jones})
     if (s == to_string(r)) return {r, 0};
@@ -109,8 +109,8 @@ inline double isj_bandwidth(const std::vector<double>& x, double lo, double hi) 
 
 }  // namespace detail
 
-FAILSLOW_INLINE double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec,
-                                        const array_moments& m, bool x_sorted) {
+FAILSLOW_FUNC_DEF double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec,
+                                          const array_moments& m, bool x_sorted) {
   if (spec.rule == bandwidth_rule::fixed) {
     if (!(spec.value > 0) || !std::isfinite(spec.value))
       throw invalid_argument("bandwidth: fixed value must be positive and finite");
@@ -142,7 +142,7 @@ FAILSLOW_INLINE double select_bandwidth(const std::vector<double>& x, const band
   return spec.value;
 }
 
-FAILSLOW_INLINE double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec) {
+FAILSLOW_FUNC_DEF double select_bandwidth(const std::vector<double>& x, const bandwidth_spec& spec) {
   if (spec.rule == bandwidth_rule::fixed) return select_bandwidth(x, spec, array_moments{});
   if (x.empty()) throw invalid_argument("bandwidth: empty sample");
   return select_bandwidth(x, spec, two_pass_moments(x.data(), x.size()));

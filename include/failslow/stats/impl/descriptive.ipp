@@ -11,7 +11,7 @@
 
 namespace failslow::stats {
 
-FAILSLOW_INLINE array_moments two_pass_moments(const double* x, std::size_t n) {
+FAILSLOW_FUNC_DEF array_moments two_pass_moments(const double* x, std::size_t n) {
   if (n == 0) throw invalid_argument("moments: empty sample");
   // Eight independent partial sums per loop: the compiler may then vectorise without
   // reassociating (no -ffast-math), and the error grows no faster than with one sum.

@@ -44,8 +44,8 @@ inline double normal_pdf(double z) noexcept {
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::vector<double> kde_exact(const std::vector<double>& x, const std::vector<double>* weights,
-                                              double h, const kde_grid& grid) {
+FAILSLOW_FUNC_DEF std::vector<double> kde_exact(const std::vector<double>& x, const std::vector<double>* weights,
+                                                double h, const kde_grid& grid) {
   detail::check_kde_inputs(x.size(), weights, h, grid);
   double total = 0;
   for (std::size_t j = 0; j < x.size(); ++j) {
@@ -65,9 +65,9 @@ FAILSLOW_INLINE std::vector<double> kde_exact(const std::vector<double>& x, cons
 
 namespace detail {
 
-FAILSLOW_INLINE std::vector<double> bin_and_convolve(const double* x, std::size_t count, const double* weights,
-                                                     double h, const kde_grid& grid, const kde_binned_options& opt,
-                                                     simd_path path) {
+FAILSLOW_FUNC_DEF std::vector<double> bin_and_convolve(const double* x, std::size_t count, const double* weights,
+                                                       double h, const kde_grid& grid, const kde_binned_options& opt,
+                                                       simd_path path) {
   const std::size_t G = grid.points;
   const double dx = grid.step();
   std::vector<double> counts(G + 1, 0.0);  // one spare cell: the last point needs no branch
@@ -156,8 +156,8 @@ FAILSLOW_INLINE std::vector<double> bin_and_convolve(const double* x, std::size_
 
 }  // namespace detail
 
-FAILSLOW_INLINE std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights,
-                                               double h, const kde_grid& grid, const kde_binned_options& opt) {
+FAILSLOW_FUNC_DEF std::vector<double> kde_binned(const std::vector<double>& x, const std::vector<double>* weights,
+                                                 double h, const kde_grid& grid, const kde_binned_options& opt) {
   detail::check_kde_inputs(x.size(), weights, h, grid);
   const double dx = grid.step();
   if (h / dx < opt.min_cells_per_bandwidth * (1 - 1e-9))  // tolerate the grid's own rounding
@@ -177,9 +177,9 @@ inline bool has_spread(double lo, double hi, double h) noexcept {
          (hi - lo) > 64 * std::numeric_limits<double>::epsilon() * scale;
 }
 
-FAILSLOW_INLINE density_estimate density_of(const double* x, std::size_t n, const array_moments& m,
-                                            const std::vector<double>& values, density_estimate out,
-                                            const kde_options& opt) {
+FAILSLOW_FUNC_DEF density_estimate density_of(const double* x, std::size_t n, const array_moments& m,
+                                              const std::vector<double>& values, density_estimate out,
+                                              const kde_options& opt) {
   out.min = m.min;
   out.max = m.max;
   out.bandwidth = select_bandwidth(values, opt.bandwidth, m, opt.sorted_input);

@@ -16,7 +16,7 @@
 
 namespace failslow::stats {
 
-FAILSLOW_INLINE lognormal_component reconstruct_lognormal(const cluster_summary& c) {
+FAILSLOW_FUNC_DEF lognormal_component reconstruct_lognormal(const cluster_summary& c) {
   if (c.count == 0) throw invalid_argument("reconstruct_lognormal: empty cluster");
   lognormal_component out;
   out.lo = c.min;
@@ -32,7 +32,7 @@ FAILSLOW_INLINE lognormal_component reconstruct_lognormal(const cluster_summary&
   return out;
 }
 
-FAILSLOW_INLINE lognormal_component log_uniform_piece(double lo, double hi, double weight) {
+FAILSLOW_FUNC_DEF lognormal_component log_uniform_piece(double lo, double hi, double weight) {
   lognormal_component out;
   out.weight = weight;
   if (!(hi > 0)) {  // nothing positive: a point mass at hi
@@ -55,7 +55,8 @@ FAILSLOW_INLINE lognormal_component log_uniform_piece(double lo, double hi, doub
   return out;
 }
 
-FAILSLOW_INLINE std::vector<lognormal_component> reconstruct_cluster(const cluster_summary& c, cluster_shape* chosen) {
+FAILSLOW_FUNC_DEF std::vector<lognormal_component> reconstruct_cluster(const cluster_summary& c,
+                                                                       cluster_shape* chosen) {
   const lognormal_component base = reconstruct_lognormal(c);  // validates; point mass or p99 fit
   auto pick = [&](cluster_shape s) {
     if (chosen) *chosen = s;
@@ -114,7 +115,7 @@ FAILSLOW_INLINE std::vector<lognormal_component> reconstruct_cluster(const clust
   return {out};
 }
 
-FAILSLOW_INLINE lognormal_mixture::lognormal_mixture(std::vector<lognormal_component> components, bool truncated)
+FAILSLOW_FUNC_DEF lognormal_mixture::lognormal_mixture(std::vector<lognormal_component> components, bool truncated)
     : components_(std::move(components)), truncated_(truncated) {
   if (components_.empty()) throw invalid_argument("lognormal_mixture: no component");
   double total = 0;
@@ -129,7 +130,7 @@ FAILSLOW_INLINE lognormal_mixture::lognormal_mixture(std::vector<lognormal_compo
   }
 }
 
-FAILSLOW_INLINE lognormal_mixture lognormal_mixture::from_summary(const distribution_summary& s, bool truncated) {
+FAILSLOW_FUNC_DEF lognormal_mixture lognormal_mixture::from_summary(const distribution_summary& s, bool truncated) {
   std::vector<lognormal_component> comps;
   const double n = static_cast<double>(s.count());
   for (const auto& c : s.clusters) {
@@ -141,7 +142,7 @@ FAILSLOW_INLINE lognormal_mixture lognormal_mixture::from_summary(const distribu
   return lognormal_mixture(std::move(comps), truncated);
 }
 
-FAILSLOW_INLINE double lognormal_mixture::cdf(double x) const {
+FAILSLOW_FUNC_DEF double lognormal_mixture::cdf(double x) const {
   check_nonempty();
   double f = 0;
   for (std::size_t i = 0; i < components_.size(); ++i) {
@@ -151,14 +152,14 @@ FAILSLOW_INLINE double lognormal_mixture::cdf(double x) const {
   return std::min(1.0, f);
 }
 
-FAILSLOW_INLINE double lognormal_mixture::survival(double x) const {
+FAILSLOW_FUNC_DEF double lognormal_mixture::survival(double x) const {
   check_nonempty();
   double q = 0;
   for (const auto& c : components_) q += c.weight * (truncated_ ? c.truncated_survival(x) : c.survival(x));
   return std::min(1.0, q);
 }
 
-FAILSLOW_INLINE double lognormal_mixture::quantile(double p) const {
+FAILSLOW_FUNC_DEF double lognormal_mixture::quantile(double p) const {
   check_nonempty();
   if (!(p >= 0 && p <= 1)) throw domain_error("lognormal_mixture: probability outside [0, 1]");
   // Bracket: every component's own quantile at p (clipped to its support when truncated).
@@ -203,7 +204,7 @@ FAILSLOW_INLINE double lognormal_mixture::quantile(double p) const {
   return x;
 }
 
-FAILSLOW_INLINE double lognormal_mixture::component_quantile(const lognormal_component& c, double p) const {
+FAILSLOW_FUNC_DEF double lognormal_mixture::component_quantile(const lognormal_component& c, double p) const {
   if (c.is_point_mass()) return c.point;
   if (!truncated_) return c.quantile(p);
   const double a = c.cdf(c.lo), b = c.cdf(c.hi);

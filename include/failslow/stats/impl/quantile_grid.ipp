@@ -18,7 +18,7 @@ namespace failslow::stats {
 
 namespace detail {
 
-FAILSLOW_INLINE component_cdf::component_cdf(const lognormal_component& c, bool truncated)
+FAILSLOW_FUNC_DEF component_cdf::component_cdf(const lognormal_component& c, bool truncated)
     : weight(c.weight),
       mu(c.mu),
       sigma(c.sigma),
@@ -40,7 +40,7 @@ FAILSLOW_INLINE component_cdf::component_cdf(const lognormal_component& c, bool 
   }
 }
 
-FAILSLOW_INLINE double component_cdf::cdf(double t, bool strict, double phi) const noexcept {
+FAILSLOW_FUNC_DEF double component_cdf::cdf(double t, bool strict, double phi) const noexcept {
   if (point) return (strict ? t > tlo : t >= tlo) ? weight : 0.0;
   // Outside its support a truncated component is 0 or its weight: no erfc there (a mixture
   // of disjoint clusters or log-uniform pieces then costs one erfc per node, not one per
@@ -58,8 +58,9 @@ FAILSLOW_INLINE double component_cdf::cdf(double t, bool strict, double phi) con
   return weight * std::clamp((phi - flo) / fspan, 0.0, 1.0);
 }
 
-FAILSLOW_INLINE quantile_node* component_cdf::grid_nodes(const quantile_grid& grid, std::size_t first, std::size_t last,
-                                                         std::size_t self, quantile_node* p) const noexcept {
+FAILSLOW_FUNC_DEF quantile_node* component_cdf::grid_nodes(const quantile_grid& grid, std::size_t first,
+                                                           std::size_t last, std::size_t self,
+                                                           quantile_node* p) const noexcept {
   constexpr std::size_t refined = 8;
   const auto& z = grid.z();
   const auto& u = grid.u();
@@ -71,8 +72,8 @@ FAILSLOW_INLINE quantile_node* component_cdf::grid_nodes(const quantile_grid& gr
   return p;
 }
 
-FAILSLOW_INLINE std::size_t component_cdf::nodes(const quantile_grid& grid, std::size_t self,
-                                                 std::vector<quantile_node>& out) const {
+FAILSLOW_FUNC_DEF std::size_t component_cdf::nodes(const quantile_grid& grid, std::size_t self,
+                                                   std::vector<quantile_node>& out) const {
   if (out.size() < max_nodes(grid)) out.resize(max_nodes(grid));
   quantile_node* const begin = out.data();
   quantile_node* p = begin;
@@ -111,7 +112,7 @@ FAILSLOW_INLINE std::size_t component_cdf::nodes(const quantile_grid& grid, std:
 
 }  // namespace detail
 
-FAILSLOW_INLINE void quantile_vector(const lognormal_mixture& m, const quantile_grid& grid, double* out) {
+FAILSLOW_FUNC_DEF void quantile_vector(const lognormal_mixture& m, const quantile_grid& grid, double* out) {
   const auto& comps = m.components();
   if (comps.empty()) throw invalid_argument("lognormal_mixture: no component");
   const std::size_t k = grid.size();
@@ -194,7 +195,7 @@ FAILSLOW_INLINE void quantile_vector(const lognormal_mixture& m, const quantile_
   }
 }
 
-FAILSLOW_INLINE quantile_grid::quantile_grid(std::size_t k) : u_(k), z_(k) {
+FAILSLOW_FUNC_DEF quantile_grid::quantile_grid(std::size_t k) : u_(k), z_(k) {
   if (k == 0) throw invalid_argument("quantile_grid: K must be >= 1");
   for (std::size_t i = 0; i < k; ++i) u_[i] = (static_cast<double>(i) + 0.5) / static_cast<double>(k);
   // The lower half from the normal quantile, the upper half by symmetry (z_(K-1-i) = -z_i), so

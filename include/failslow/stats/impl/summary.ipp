@@ -17,7 +17,7 @@
 
 namespace failslow::stats {
 
-FAILSLOW_INLINE cluster_summary summarize_sorted(const double* x, std::size_t n) {
+FAILSLOW_FUNC_DEF cluster_summary summarize_sorted(const double* x, std::size_t n) {
   if (n == 0) throw invalid_argument("summarize: empty cluster");
   const array_moments m = two_pass_moments(x, n);
   cluster_summary s;
@@ -33,14 +33,14 @@ FAILSLOW_INLINE cluster_summary summarize_sorted(const double* x, std::size_t n)
   return s;
 }
 
-FAILSLOW_INLINE double distribution_summary::mean() const noexcept {
+FAILSLOW_FUNC_DEF double distribution_summary::mean() const noexcept {
   double s = 0;
   for (const auto& c : clusters) s += c.sum;
   const auto n = count();
   return n ? s / static_cast<double>(n) : std::nan("");
 }
 
-FAILSLOW_INLINE double distribution_summary::variance() const noexcept {
+FAILSLOW_FUNC_DEF double distribution_summary::variance() const noexcept {
   const auto n = count();
   if (n < 2) return 0.0;
   const double mu = mean();
@@ -54,8 +54,8 @@ FAILSLOW_INLINE double distribution_summary::variance() const noexcept {
 
 namespace detail {
 
-FAILSLOW_INLINE distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
-                                                      std::uint64_t skipped, bool sorted) {
+FAILSLOW_FUNC_DEF distribution_summary summarize_values(std::vector<double>& v, const std::vector<double>& boundaries,
+                                                        std::uint64_t skipped, bool sorted) {
   distribution_summary out;
   out.boundaries = boundaries;
   out.skipped = skipped;
@@ -77,7 +77,7 @@ FAILSLOW_INLINE distribution_summary summarize_values(std::vector<double>& v, co
 
 }  // namespace detail
 
-FAILSLOW_INLINE distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries) {
+FAILSLOW_FUNC_DEF distribution_summary summarize(std::vector<double>&& values, const std::vector<double>& boundaries) {
   if (!std::is_sorted(boundaries.begin(), boundaries.end()))
     throw invalid_argument("summarize: boundaries must be ascending");
   std::vector<double> v = std::move(values);
@@ -92,8 +92,8 @@ FAILSLOW_INLINE distribution_summary summarize(std::vector<double>&& values, con
   return detail::summarize_values(v, boundaries, skipped);
 }
 
-FAILSLOW_INLINE distribution_summary summarize_sorted(std::vector<double>&& sorted,
-                                                      const std::vector<double>& boundaries) {
+FAILSLOW_FUNC_DEF distribution_summary summarize_sorted(std::vector<double>&& sorted,
+                                                        const std::vector<double>& boundaries) {
   if (!std::is_sorted(boundaries.begin(), boundaries.end()))
     throw invalid_argument("summarize: boundaries must be ascending");
   std::vector<double> v = std::move(sorted);

@@ -29,8 +29,8 @@ inline std::vector<std::size_t> local_minima(const std::vector<double>& f) {
   return out;
 }
 
-FAILSLOW_INLINE std::vector<std::size_t> select_valleys(const std::vector<double>& f, double dx, std::uint64_t n,
-                                                        const valley_options& opt) {
+FAILSLOW_FUNC_DEF std::vector<std::size_t> select_valleys(const std::vector<double>& f, double dx, std::uint64_t n,
+                                                          const valley_options& opt) {
   std::vector<std::size_t> valleys = local_minima(f);
   if (valleys.empty()) return valleys;
   // Cumulative mass at each grid point (trapezoid), normalised to 1.

@@ -10,7 +10,7 @@
 
 namespace failslow::stats::detail {
 
-FAILSLOW_INLINE void check_quantile_rows(const double* q, std::size_t n, std::size_t k) {
+FAILSLOW_FUNC_DEF void check_quantile_rows(const double* q, std::size_t n, std::size_t k) {
   if (n == 0 || k == 0) throw invalid_argument("w1_matrix: no quantile vectors");
   for (std::size_t i = 0; i < n * k; ++i)
     if (!std::isfinite(q[i])) throw domain_error("w1_matrix: quantile vectors contain NaN or infinity");

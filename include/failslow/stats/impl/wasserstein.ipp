@@ -191,7 +191,7 @@ FAILSLOW_FUNC_DEF std::vector<double> quantile_vector(const lognormal_mixture& m
   return quantile_vector(m, quantile_grid(k));
 }
 
-FAILSLOW_INLINE double wasserstein1(const lognormal_component& a, const lognormal_component& b) {
+FAILSLOW_FUNC_DEF double wasserstein1(const lognormal_component& a, const lognormal_component& b) {
   auto log_location = [](const lognormal_component& c) {
     if (!c.is_point_mass()) return c.mu;
     if (!(c.point > 0)) throw domain_error("wasserstein1: a point mass must be > 0 for the lognormal closed form");
@@ -207,7 +207,7 @@ FAILSLOW_INLINE double wasserstein1(const lognormal_component& a, const lognorma
   return std::abs(below) + std::abs(above);
 }
 
-FAILSLOW_INLINE std::vector<double> quantile_vector_sorted(const double* x, std::size_t n, std::size_t k) {
+FAILSLOW_FUNC_DEF std::vector<double> quantile_vector_sorted(const double* x, std::size_t n, std::size_t k) {
   if (k == 0) throw invalid_argument("quantile_vector: K must be >= 1");
   std::vector<double> q(k);
   for (std::size_t i = 0; i < k; ++i)

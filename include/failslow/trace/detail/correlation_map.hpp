@@ -20,10 +20,10 @@ namespace failslow::trace::detail {
 class correlation_map {
  public:
   /// `max_key`: the largest id that will be stored; `keys`: about how many will be.
-  correlation_map(std::uint32_t max_key, std::size_t keys);
+  FAILSLOW_FUNC correlation_map(std::uint32_t max_key, std::size_t keys);
 
   /// Sized for the correlation ids of the runtime calls (launches) among `events`.
-  static correlation_map for_launches(const std::vector<event>& events);
+  FAILSLOW_FUNC static correlation_map for_launches(const std::vector<event>& events);
 
   /// Stores v under key, replacing what was there.
   void assign(std::uint32_t key, std::uint32_t v) {

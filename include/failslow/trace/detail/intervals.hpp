@@ -41,18 +41,18 @@ class interval_set {
 
  private:
   // Length of the set in (-inf, t).
-  std::int64_t covered_before(std::int64_t t) const noexcept;
+  FAILSLOW_FUNC std::int64_t covered_before(std::int64_t t) const noexcept;
 
   std::vector<time_interval> iv_;
   std::vector<std::int64_t> prefix_;
 };
 
-FAILSLOW_INLINE interval_set interval_union(std::vector<time_interval> list);
+FAILSLOW_FUNC interval_set interval_union(std::vector<time_interval> list);
 
-FAILSLOW_INLINE interval_set intersect(const interval_set& a, const interval_set& b);
+FAILSLOW_FUNC interval_set intersect(const interval_set& a, const interval_set& b);
 
 /// a minus b.
-FAILSLOW_INLINE interval_set subtract(const interval_set& a, const interval_set& b);
+FAILSLOW_FUNC interval_set subtract(const interval_set& a, const interval_set& b);
 
 }  // namespace failslow::trace::detail
 

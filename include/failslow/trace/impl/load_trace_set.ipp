@@ -48,7 +48,7 @@ inline bool is_trace_file(const std::string& name) {
 }
 
 }  // namespace detail
-FAILSLOW_INLINE std::int32_t rank_from_file_name(const std::string& path) {
+FAILSLOW_FUNC_DEF std::int32_t rank_from_file_name(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   auto is_alpha = [&](char c) { return lower(c) >= 'a' && lower(c) <= 'z'; };

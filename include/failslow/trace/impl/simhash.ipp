@@ -19,7 +19,7 @@
 #include "failslow/trace/tree.hpp"
 
 namespace failslow::trace {
-FAILSLOW_INLINE std::uint64_t fnv1a64(std::string_view s) noexcept {
+FAILSLOW_FUNC_DEF std::uint64_t fnv1a64(std::string_view s) noexcept {
   std::uint64_t h = 1469598103934665603ull;
   for (char c : s) {
     h ^= static_cast<unsigned char>(c);
@@ -28,7 +28,7 @@ FAILSLOW_INLINE std::uint64_t fnv1a64(std::string_view s) noexcept {
   return h;
 }
 
-FAILSLOW_INLINE std::uint32_t child_bucket(std::uint32_t c) noexcept {
+FAILSLOW_FUNC_DEF std::uint32_t child_bucket(std::uint32_t c) noexcept {
   std::uint32_t b = 0;
   while (c != 0 && b < 32) {
     ++b;

@@ -19,7 +19,7 @@
 #include "failslow/trace/steps.hpp"
 
 namespace failslow::trace {
-FAILSLOW_INLINE std::optional<std::int64_t> profiler_step_number(std::string_view name) noexcept {
+FAILSLOW_FUNC_DEF std::optional<std::int64_t> profiler_step_number(std::string_view name) noexcept {
   constexpr std::string_view prefix = "ProfilerStep#";
   if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size() || name.size() > prefix.size() + 18)
     return std::nullopt;
@@ -31,7 +31,7 @@ FAILSLOW_INLINE std::optional<std::int64_t> profiler_step_number(std::string_vie
   return n;
 }
 
-FAILSLOW_INLINE bool is_optimizer_step(std::string_view name) noexcept {
+FAILSLOW_FUNC_DEF bool is_optimizer_step(std::string_view name) noexcept {
   constexpr std::string_view prefix = "Optimizer.step#", suffix = ".step";
   return name.size() > prefix.size() + suffix.size() && name.substr(0, prefix.size()) == prefix &&
          name.substr(name.size() - suffix.size()) == suffix;

@@ -16,15 +16,15 @@
 #include "failslow/trace/tree.hpp"
 
 namespace failslow::trace {
-FAILSLOW_INLINE std::vector<std::uint32_t> trace_tree::children(std::uint32_t i) const {
+FAILSLOW_FUNC_DEF std::vector<std::uint32_t> trace_tree::children(std::uint32_t i) const {
   std::vector<std::uint32_t> out;
   const std::uint32_t end = i + nodes_[i].subtree_size;
   for (std::uint32_t c = i + 1; c < end; c += nodes_[c].subtree_size) out.push_back(c);
   return out;
 }
 
-FAILSLOW_INLINE void build_tree_into(trace_tree& t, const std::vector<event>& events,
-                                     const std::vector<std::uint32_t>& indices) {
+FAILSLOW_FUNC_DEF void build_tree_into(trace_tree& t, const std::vector<event>& events,
+                                       const std::vector<std::uint32_t>& indices) {
   if (indices.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw domain_error("build_tree: more than 2^31 - 1 events");
   for (const auto i : indices)
@@ -80,7 +80,7 @@ FAILSLOW_INLINE void build_tree_into(trace_tree& t, const std::vector<event>& ev
     if (nodes[k].parent >= 0) nodes[static_cast<std::size_t>(nodes[k].parent)].subtree_size += nodes[k].subtree_size;
 }
 
-FAILSLOW_INLINE std::vector<scoped_tree> build_trees(const io::trace_data& trace) {
+FAILSLOW_FUNC_DEF std::vector<scoped_tree> build_trees(const io::trace_data& trace) {
   std::map<std::tuple<bool, std::int16_t, std::uint32_t>, std::vector<std::uint32_t>> groups;
   const auto& ev = trace.events;
   for (std::size_t i = 0; i < ev.size(); ++i) {

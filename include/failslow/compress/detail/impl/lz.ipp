@@ -13,7 +13,7 @@
 
 namespace failslow::compress::detail {
 
-FAILSLOW_INLINE void lz_compress(std::string_view in, std::string& out) {
+FAILSLOW_FUNC_DEF void lz_compress(std::string_view in, std::string& out) {
   const std::size_t n = in.size();
   constexpr std::size_t hash_bits = 12, chain_limit = 16;
   std::vector<std::int64_t> head(std::size_t{1} << hash_bits, -1), prev(n, -1);
@@ -63,7 +63,7 @@ FAILSLOW_INLINE void lz_compress(std::string_view in, std::string& out) {
   flush_literals(n);
 }
 
-FAILSLOW_INLINE bool lz_decompress(byte_reader& r, std::uint64_t size, std::string& out) {
+FAILSLOW_FUNC_DEF bool lz_decompress(byte_reader& r, std::uint64_t size, std::string& out) {
   out.clear();
   if (size > lz_max_size) return false;
   out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(size, r.remaining() * 16)));  // grows past a guess

@@ -11,7 +11,7 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE bool is_json_number(std::string_view tok) noexcept {
+FAILSLOW_FUNC_DEF bool is_json_number(std::string_view tok) noexcept {
   const std::size_t n = tok.size();
   std::size_t i = 0;
   if (i < n && tok[i] == '-') ++i;
@@ -41,7 +41,7 @@ FAILSLOW_INLINE bool is_json_number(std::string_view tok) noexcept {
   return true;
 }
 
-FAILSLOW_INLINE number_status classify_non_number(std::string_view tok) noexcept {
+FAILSLOW_FUNC_DEF number_status classify_non_number(std::string_view tok) noexcept {
   if (tok.empty()) return number_status::malformed;
   const char c = tok[0];
   if (c == '"' || c == '{' || c == '[') return number_status::not_number;
@@ -55,7 +55,7 @@ FAILSLOW_INLINE number_status classify_non_number(std::string_view tok) noexcept
   return number_status::malformed;
 }
 
-FAILSLOW_INLINE scaled_number parse_scaled_general(std::string_view tok, int scale) noexcept {
+FAILSLOW_FUNC_DEF scaled_number parse_scaled_general(std::string_view tok, int scale) noexcept {
   scaled_number r;
   std::size_t i = 0;
   const std::size_t n = tok.size();

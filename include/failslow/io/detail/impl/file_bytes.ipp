@@ -27,7 +27,7 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
+FAILSLOW_FUNC_DEF void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
 #if defined(FAILSLOW_HAS_MMAP) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t huge = std::uintptr_t{1} << 21;
   const auto b = reinterpret_cast<std::uintptr_t>(p);
@@ -39,7 +39,7 @@ FAILSLOW_INLINE void advise_huge_pages(const void* p, std::size_t bytes) noexcep
 #endif
 }
 
-FAILSLOW_INLINE byte_block::byte_block(std::size_t size) {
+FAILSLOW_FUNC_DEF byte_block::byte_block(std::size_t size) {
 #if defined(FAILSLOW_HAS_MMAP)
   constexpr std::size_t huge = std::size_t{1} << 21;
   const std::size_t len = size + (size >= huge ? huge : 0);
@@ -79,7 +79,7 @@ inline std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_for_reading(const st
   return f;
 }
 
-FAILSLOW_INLINE file_bytes file_bytes::open(const std::string& path) {
+FAILSLOW_FUNC_DEF file_bytes file_bytes::open(const std::string& path) {
   file_bytes out;
   auto f = open_for_reading(path);
   unsigned char magic[2] = {0, 0};
@@ -154,14 +154,14 @@ FAILSLOW_INLINE file_bytes file_bytes::open(const std::string& path) {
   return out;
 }
 
-FAILSLOW_INLINE file_stream::file_stream(const std::string& path) : path_(path), z_(nullptr, gzclose) {
+FAILSLOW_FUNC_DEF file_stream::file_stream(const std::string& path) : path_(path), z_(nullptr, gzclose) {
   open_for_reading(path);  // by stdio first: the reason it cannot be (errno), and no directory
   z_.reset(gzopen(path.c_str(), "rb"));
   if (!z_) throw invalid_argument("cannot open " + path);
   gzbuffer(z_.get(), 1 << 17);
 }
 
-FAILSLOW_INLINE std::size_t file_stream::read(char* buffer, std::size_t capacity) {
+FAILSLOW_FUNC_DEF std::size_t file_stream::read(char* buffer, std::size_t capacity) {
   const unsigned chunk = capacity > (1u << 30) ? (1u << 30) : static_cast<unsigned>(capacity);
   const int n = gzread(z_.get(), buffer, chunk);
   int code = 0;

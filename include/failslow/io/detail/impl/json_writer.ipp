@@ -14,7 +14,7 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE void append_escaped(std::string& out, std::string_view s) {
+FAILSLOW_FUNC_DEF void append_escaped(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
     const auto uc = static_cast<unsigned char>(c);
@@ -48,7 +48,7 @@ FAILSLOW_INLINE void append_escaped(std::string& out, std::string_view s) {
   out += '"';
 }
 
-FAILSLOW_INLINE void append_number(std::string& out, double x) {
+FAILSLOW_FUNC_DEF void append_number(std::string& out, double x) {
   if (!std::isfinite(x)) {
     out += "null";
     return;

@@ -11,7 +11,7 @@
 
 namespace failslow::io {
 
-FAILSLOW_INLINE event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept {
+FAILSLOW_FUNC_DEF event_kind host_kind_by_name(std::string_view name, const kernel_classifier& classifier) noexcept {
   if (name.find("::") != std::string_view::npos) return event_kind::cpu_op;
   std::size_t end = name.size();
   while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;

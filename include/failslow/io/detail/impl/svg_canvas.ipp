@@ -18,7 +18,7 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE void append_svg_number(std::string& out, double x) {
+FAILSLOW_FUNC_DEF void append_svg_number(std::string& out, double x) {
   if (!std::isfinite(x)) x = 0;
   const long long cents = std::llround(x * 100);
   char buf[32];
@@ -33,7 +33,7 @@ FAILSLOW_INLINE void append_svg_number(std::string& out, double x) {
   }
 }
 
-FAILSLOW_INLINE std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+FAILSLOW_FUNC_DEF std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
   if (n == 0 || i + n > s.size()) return 0;
@@ -43,7 +43,7 @@ FAILSLOW_INLINE std::size_t utf8_sequence(std::string_view s, std::size_t i) noe
   return n;
 }
 
-FAILSLOW_INLINE void append_xml_escaped(std::string& out, std::string_view s) {
+FAILSLOW_FUNC_DEF void append_xml_escaped(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char c = s[i];
     const std::size_t n = utf8_sequence(s, i);
@@ -80,7 +80,7 @@ FAILSLOW_INLINE void append_xml_escaped(std::string& out, std::string_view s) {
   }
 }
 
-FAILSLOW_INLINE std::string fnv1a_hex(std::string_view s) {
+FAILSLOW_FUNC_DEF std::string fnv1a_hex(std::string_view s) {
   std::uint64_t h = 14695981039346656037ull;
   for (char ch : s) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
   static const char digits[] = "0123456789abcdef";
@@ -89,7 +89,7 @@ FAILSLOW_INLINE std::string fnv1a_hex(std::string_view s) {
   return out;
 }
 
-FAILSLOW_INLINE std::string hex(rgb c) {
+FAILSLOW_FUNC_DEF std::string hex(rgb c) {
   static const char digits[] = "0123456789abcdef";
   std::string s = "#";
   for (std::uint8_t v : {c.r, c.g, c.b}) {
@@ -99,7 +99,7 @@ FAILSLOW_INLINE std::string hex(rgb c) {
   return s;
 }
 
-FAILSLOW_INLINE rgb viridis(double t) {
+FAILSLOW_FUNC_DEF rgb viridis(double t) {
   if (!(t > 0)) t = 0;
   if (t > 1) t = 1;
   std::size_t i = std::min<std::size_t>(31, static_cast<std::size_t>(t * 255.0 / 8.0));
@@ -111,7 +111,7 @@ FAILSLOW_INLINE rgb viridis(double t) {
   return {channel(16), channel(8), channel(0)};
 }
 
-FAILSLOW_INLINE std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks, bool integral) {
+FAILSLOW_FUNC_DEF std::vector<double> nice_ticks(double lo, double hi, std::size_t max_ticks, bool integral) {
   std::vector<double> t;
   if (!std::isfinite(lo) || !std::isfinite(hi)) return t;
   if (hi < lo) std::swap(lo, hi);
@@ -130,7 +130,7 @@ FAILSLOW_INLINE std::vector<double> nice_ticks(double lo, double hi, std::size_t
   return t;
 }
 
-FAILSLOW_INLINE duration_unit duration_unit_for(double max_ns) {
+FAILSLOW_FUNC_DEF duration_unit duration_unit_for(double max_ns) {
   const double a = std::fabs(max_ns);
   if (a >= 1e9) return {1e9, "s"};
   if (a >= 1e6) return {1e6, "ms"};
@@ -138,7 +138,7 @@ FAILSLOW_INLINE duration_unit duration_unit_for(double max_ns) {
   return {1, "ns"};
 }
 
-FAILSLOW_INLINE std::string tick_label(double v) {
+FAILSLOW_FUNC_DEF std::string tick_label(double v) {
   if (v == 0) return "0";
   const double a = std::fabs(v);
   const int digits = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
@@ -152,8 +152,8 @@ FAILSLOW_INLINE std::string tick_label(double v) {
   return s;
 }
 
-FAILSLOW_INLINE std::vector<double> aggregate_max(const std::vector<double>& v, std::size_t rows, std::size_t cols,
-                                                  std::size_t rb, std::size_t cb) {
+FAILSLOW_FUNC_DEF std::vector<double> aggregate_max(const std::vector<double>& v, std::size_t rows, std::size_t cols,
+                                                    std::size_t rb, std::size_t cb) {
   const std::size_t R = (rows + rb - 1) / rb, C = (cols + cb - 1) / cb;
   std::vector<double> out(R * C, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t r = 0; r < rows; ++r)
@@ -165,7 +165,7 @@ FAILSLOW_INLINE std::vector<double> aggregate_max(const std::vector<double>& v, 
   return out;
 }
 
-FAILSLOW_INLINE svg_canvas::svg_canvas(double width, double height, std::string_view title) {
+FAILSLOW_FUNC_DEF svg_canvas::svg_canvas(double width, double height, std::string_view title) {
   out_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"";
   append_svg_number(out_, width);
   out_ += "\" height=\"";
@@ -182,8 +182,8 @@ FAILSLOW_INLINE svg_canvas::svg_canvas(double width, double height, std::string_
   rect(0, 0, width, height, "#ffffff");
 }
 
-FAILSLOW_INLINE void svg_canvas::rect(double x, double y, double w, double h, std::string_view fill,
-                                      std::string_view extra) {
+FAILSLOW_FUNC_DEF void svg_canvas::rect(double x, double y, double w, double h, std::string_view fill,
+                                        std::string_view extra) {
   out_ += "<rect x=\"";
   append_svg_number(out_, x);
   out_ += "\" y=\"";
@@ -199,8 +199,8 @@ FAILSLOW_INLINE void svg_canvas::rect(double x, double y, double w, double h, st
   out_ += "/>\n";
 }
 
-FAILSLOW_INLINE void svg_canvas::line(double x1, double y1, double x2, double y2, std::string_view stroke, double width,
-                                      std::string_view extra) {
+FAILSLOW_FUNC_DEF void svg_canvas::line(double x1, double y1, double x2, double y2, std::string_view stroke,
+                                        double width, std::string_view extra) {
   out_ += "<line x1=\"";
   append_svg_number(out_, x1);
   out_ += "\" y1=\"";
@@ -218,8 +218,8 @@ FAILSLOW_INLINE void svg_canvas::line(double x1, double y1, double x2, double y2
   out_ += "/>\n";
 }
 
-FAILSLOW_INLINE void svg_canvas::text(double x, double y, std::string_view s, std::string_view anchor, double size,
-                                      std::string_view extra) {
+FAILSLOW_FUNC_DEF void svg_canvas::text(double x, double y, std::string_view s, std::string_view anchor, double size,
+                                        std::string_view extra) {
   out_ += "<text x=\"";
   append_svg_number(out_, x);
   out_ += "\" y=\"";
@@ -241,8 +241,8 @@ FAILSLOW_INLINE void svg_canvas::text(double x, double y, std::string_view s, st
   out_ += "</text>\n";
 }
 
-FAILSLOW_INLINE void colour_bar(svg_canvas& c, double x, double y, double h, double lo, double hi,
-                                std::string_view label, std::string_view id) {
+FAILSLOW_FUNC_DEF void colour_bar(svg_canvas& c, double x, double y, double h, double lo, double hi,
+                                  std::string_view label, std::string_view id) {
   std::string g = "<defs><linearGradient id=\"" + xml_escaped(id) + "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
   for (std::size_t i = 0; i < viridis_table.size(); ++i) {
     g += "<stop offset=\"";
@@ -264,8 +264,8 @@ FAILSLOW_INLINE void colour_bar(svg_canvas& c, double x, double y, double h, dou
   }
 }
 
-FAILSLOW_INLINE void draw_cells(svg_canvas& c, const std::vector<double>& v, const cell_layout& l, double lo, double hi,
-                                std::string_view css_class) {
+FAILSLOW_FUNC_DEF void draw_cells(svg_canvas& c, const std::vector<double>& v, const cell_layout& l, double lo,
+                                  double hi, std::string_view css_class) {
   std::string g = "<g class=\"" + xml_escaped(css_class) + "\" shape-rendering=\"crispEdges\" data-x=\"" +
                   svg_number(l.x) + "\" data-y=\"" + svg_number(l.y) + "\" data-cell-width=\"" + svg_number(l.cell_w) +
                   "\" data-cell-height=\"" + svg_number(l.cell_h) + "\" data-rows=\"" + std::to_string(l.data_rows) +
@@ -290,7 +290,7 @@ FAILSLOW_INLINE void draw_cells(svg_canvas& c, const std::vector<double>& v, con
          "none", "stroke=\"#333333\" stroke-width=\"1\" shape-rendering=\"crispEdges\"");
 }
 
-FAILSLOW_INLINE std::pair<double, double> finite_range(const std::vector<double>& v) {
+FAILSLOW_FUNC_DEF std::pair<double, double> finite_range(const std::vector<double>& v) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double x : v)
     if (std::isfinite(x)) {
@@ -301,7 +301,7 @@ FAILSLOW_INLINE std::pair<double, double> finite_range(const std::vector<double>
   return {lo, hi};
 }
 
-FAILSLOW_INLINE double text_width(std::string_view s, double size) {
+FAILSLOW_FUNC_DEF double text_width(std::string_view s, double size) {
   std::size_t chars = 0;
   for (char ch : s)
     if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) ++chars;

@@ -13,7 +13,7 @@
 
 namespace failslow::io::detail {
 
-FAILSLOW_INLINE std::string format_duration(double ns) {
+FAILSLOW_FUNC_DEF std::string format_duration(double ns) {
   if (!std::isfinite(ns)) return "n/a";
   char buf[64];
   const double a = std::fabs(ns);
@@ -26,14 +26,14 @@ FAILSLOW_INLINE std::string format_duration(double ns) {
   return buf;
 }
 
-FAILSLOW_INLINE std::string format_ratio(double r) {
+FAILSLOW_FUNC_DEF std::string format_ratio(double r) {
   if (!std::isfinite(r)) return "n/a";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", r);
   return buf;
 }
 
-FAILSLOW_INLINE std::string format_kernel_name(std::string_view name, std::size_t max) {
+FAILSLOW_FUNC_DEF std::string format_kernel_name(std::string_view name, std::size_t max) {
   const std::string_view shape = launch_shape_of(name);
   name = kernel_base_name(name);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);

@@ -15,7 +15,7 @@
 
 namespace failslow::sim::detail {
 
-FAILSLOW_INLINE program_builder::program_builder(const job_config& cfg, const topology& topo, int rank)
+FAILSLOW_FUNC_DEF program_builder::program_builder(const job_config& cfg, const topology& topo, int rank)
     : cfg_(cfg), topo_(topo), rank_(rank) {
   const coordinates c = topo.coords(rank);
   stage_ = c[parallel_dim::pp];
@@ -34,7 +34,7 @@ FAILSLOW_INLINE program_builder::program_builder(const job_config& cfg, const to
   if (tokens_ < 1) tokens_ = 1;
 }
 
-FAILSLOW_INLINE std::vector<op> program_builder::build() {
+FAILSLOW_FUNC_DEF std::vector<op> program_builder::build() {
   const int m = cfg_.microbatches;
   if (cfg_.schedule == pipeline_schedule::gpipe || stages_ == 1) {
     for (int i = 0; i < m; ++i) {
@@ -76,28 +76,28 @@ FAILSLOW_INLINE std::vector<op> program_builder::build() {
   return std::move(ops_);
 }
 
-FAILSLOW_INLINE void program_builder::kernel(kernel_role r) {
+FAILSLOW_FUNC_DEF void program_builder::kernel(kernel_role r) {
   op o;
   o.type = op_type::kernel;
   o.role = r;
   ops_.push_back(o);
 }
 
-FAILSLOW_INLINE void program_builder::push(phase p) {
+FAILSLOW_FUNC_DEF void program_builder::push(phase p) {
   op o;
   o.type = op_type::push;
   o.ph = p;
   ops_.push_back(o);
 }
 
-FAILSLOW_INLINE void program_builder::pop() {
+FAILSLOW_FUNC_DEF void program_builder::pop() {
   op o;
   o.type = op_type::pop;
   ops_.push_back(o);
 }
 
-FAILSLOW_INLINE void program_builder::collective(kernel_role r, parallel_dim d, comm_op c, std::int64_t nelems,
-                                                 double base_us, double ring_factor) {
+FAILSLOW_FUNC_DEF void program_builder::collective(kernel_role r, parallel_dim d, comm_op c, std::int64_t nelems,
+                                                   double base_us, double ring_factor) {
   const int n = topo_.size(d);
   if (n <= 1) return;
   op o;
@@ -111,7 +111,7 @@ FAILSLOW_INLINE void program_builder::collective(kernel_role r, parallel_dim d, 
   ops_.push_back(o);
 }
 
-FAILSLOW_INLINE void program_builder::p2p(int send_to, int recv_from) {
+FAILSLOW_FUNC_DEF void program_builder::p2p(int send_to, int recv_from) {
   if (send_to < 0 && recv_from < 0) return;
   op o;
   o.type = op_type::p2p;
@@ -125,7 +125,7 @@ FAILSLOW_INLINE void program_builder::p2p(int send_to, int recv_from) {
   ops_.push_back(o);
 }
 
-FAILSLOW_INLINE void program_builder::forward() {
+FAILSLOW_FUNC_DEF void program_builder::forward() {
   const std::int64_t act = tokens_ * cfg_.hidden;
   const double ar_us = spec_of(kernel_role::nccl_allreduce).base_us;
   push(phase::forward);
@@ -175,7 +175,7 @@ FAILSLOW_INLINE void program_builder::forward() {
   pop();
 }
 
-FAILSLOW_INLINE void program_builder::backward() {
+FAILSLOW_FUNC_DEF void program_builder::backward() {
   const std::int64_t act = tokens_ * cfg_.hidden;
   const double ar_us = spec_of(kernel_role::nccl_allreduce).base_us;
   push(phase::backward);
@@ -231,7 +231,7 @@ FAILSLOW_INLINE void program_builder::backward() {
   pop();
 }
 
-FAILSLOW_INLINE void program_builder::optimizer_step() {
+FAILSLOW_FUNC_DEF void program_builder::optimizer_step() {
   const std::int64_t params =
       std::int64_t{12} * cfg_.hidden * cfg_.hidden * cfg_.layers_per_stage / topo_.size(parallel_dim::tp);
   const std::int64_t bucket = std::max<std::int64_t>(1, params / cfg_.dp_buckets);

@@ -12,7 +12,7 @@
 
 namespace failslow::stats::detail {
 
-FAILSLOW_INLINE std::vector<std::complex<double>> fft_twiddles(std::size_t n) {
+FAILSLOW_FUNC_DEF std::vector<std::complex<double>> fft_twiddles(std::size_t n) {
   const double pi = std::acos(-1.0);
   std::vector<std::complex<double>> w(n / 2);
   for (std::size_t k = 0; k < n / 2; ++k)
@@ -20,8 +20,8 @@ FAILSLOW_INLINE std::vector<std::complex<double>> fft_twiddles(std::size_t n) {
   return w;
 }
 
-FAILSLOW_INLINE void fft(std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& w,
-                         bool inverse) {
+FAILSLOW_FUNC_DEF void fft(std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& w,
+                           bool inverse) {
   const std::size_t n = a.size();
   for (std::size_t i = 1, j = 0; i < n; ++i) {
     std::size_t bit = n >> 1;
@@ -44,7 +44,7 @@ FAILSLOW_INLINE void fft(std::vector<std::complex<double>>& a, const std::vector
   }
 }
 
-FAILSLOW_INLINE std::vector<double> dct2(const std::vector<double>& x) {
+FAILSLOW_FUNC_DEF std::vector<double> dct2(const std::vector<double>& x) {
   const std::size_t n = x.size();
   std::vector<std::complex<double>> v(n);
   for (std::size_t k = 0; k < n / 2; ++k) {

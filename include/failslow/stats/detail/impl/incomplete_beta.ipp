@@ -45,7 +45,7 @@ inline double beta_fraction(double a, double b, double x) noexcept {
   return fraction.f;
 }
 
-FAILSLOW_INLINE double beta_tail(double a, double b, double x, bool upper) noexcept {
+FAILSLOW_FUNC_DEF double beta_tail(double a, double b, double x, bool upper) noexcept {
   if (!(a > 0) || !(b > 0) || !(x >= 0 && x <= 1)) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0) return upper ? 1.0 : 0.0;
   if (x == 1) return upper ? 0.0 : 1.0;

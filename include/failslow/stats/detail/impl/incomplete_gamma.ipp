@@ -70,7 +70,7 @@ inline double gamma_tail(double a, double x, bool upper, double& prefix) noexcep
   return upper == series_side ? 1 - part : part;
 }
 
-FAILSLOW_INLINE double gamma_tail(double a, double x, bool upper) noexcept {
+FAILSLOW_FUNC_DEF double gamma_tail(double a, double x, bool upper) noexcept {
   if (!(a > 0) || !(x >= 0)) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0) return upper ? 1.0 : 0.0;
   if (std::isinf(x)) return upper ? 0.0 : 1.0;
@@ -78,7 +78,7 @@ FAILSLOW_INLINE double gamma_tail(double a, double x, bool upper) noexcept {
   return gamma_tail(a, x, upper, prefix);
 }
 
-FAILSLOW_INLINE double gamma_inverse(double a, double p, bool upper) noexcept {
+FAILSLOW_FUNC_DEF double gamma_inverse(double a, double p, bool upper) noexcept {
   if (!(a > 0) || !(p >= 0 && p <= 1)) return std::numeric_limits<double>::quiet_NaN();
   if (p == 0) return upper ? std::numeric_limits<double>::infinity() : 0.0;
   if (p == 1) return upper ? 0.0 : std::numeric_limits<double>::infinity();

@@ -16,7 +16,7 @@ inline double normal_quantile_poly(const double (&c)[8], double x) noexcept {
   return y;
 }
 
-FAILSLOW_INLINE double normal_quantile(double p) noexcept {
+FAILSLOW_FUNC_DEF double normal_quantile(double p) noexcept {
   // Wichura's coefficients, lowest degree first (A, B: central; C, D: r <= 5; E, F: r > 5).
   static constexpr double a[8] = {3.3871328727963666080e0, 1.3314166789178437745e2, 1.9715909503065514427e3,
                                   1.3731693765509461125e4, 4.5921953931549871457e4, 6.7265770927008700853e4,

@@ -9,7 +9,7 @@
 
 namespace failslow::stats::detail {
 
-FAILSLOW_INLINE double student_t_upper_tail(double t, std::uint64_t nu) {
+FAILSLOW_FUNC_DEF double student_t_upper_tail(double t, std::uint64_t nu) {
   constexpr double pi = 3.14159265358979323846;
   if (!(t == t)) return t;
   if (t < 0) return 1 - student_t_upper_tail(-t, nu);
@@ -57,7 +57,7 @@ FAILSLOW_INLINE double student_t_upper_tail(double t, std::uint64_t nu) {
   return 0.5 * (odd ? 2 / pi * s * c * tail : s * tail);
 }
 
-FAILSLOW_INLINE double student_t_upper_quantile(double p, std::uint64_t nu) {
+FAILSLOW_FUNC_DEF double student_t_upper_quantile(double p, std::uint64_t nu) {
   if (!(p > 0)) return INFINITY;
   if (p >= 0.5) return 0;
   if (nu > 1000) {

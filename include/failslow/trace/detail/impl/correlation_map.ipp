@@ -12,7 +12,7 @@
 #include "failslow/trace/detail/correlation_map.hpp"
 
 namespace failslow::trace::detail {
-FAILSLOW_INLINE correlation_map::correlation_map(std::uint32_t max_key, std::size_t keys) {
+FAILSLOW_FUNC_DEF correlation_map::correlation_map(std::uint32_t max_key, std::size_t keys) {
   flat_ = static_cast<std::uint64_t>(max_key) <= 4 * static_cast<std::uint64_t>(keys) + 4096;
   if (flat_)
     slots_.assign(static_cast<std::size_t>(max_key) + 1, none);
@@ -20,7 +20,7 @@ FAILSLOW_INLINE correlation_map::correlation_map(std::uint32_t max_key, std::siz
     map_.reserve(keys);
 }
 
-FAILSLOW_INLINE correlation_map correlation_map::for_launches(const std::vector<event>& events) {
+FAILSLOW_FUNC_DEF correlation_map correlation_map::for_launches(const std::vector<event>& events) {
   std::uint32_t max_key = 0;
   std::size_t keys = 0;
   for (const auto& e : events)

@@ -10,7 +10,7 @@
 #include "failslow/trace/detail/intervals.hpp"
 
 namespace failslow::trace::detail {
-FAILSLOW_INLINE std::int64_t interval_set::covered_before(std::int64_t t) const noexcept {
+FAILSLOW_FUNC_DEF std::int64_t interval_set::covered_before(std::int64_t t) const noexcept {
   // First interval starting at or after t: everything before it is either whole or cut at t.
   const auto it =
       std::lower_bound(iv_.begin(), iv_.end(), t, [](const time_interval& a, std::int64_t x) { return a.start < x; });
@@ -20,7 +20,7 @@ FAILSLOW_INLINE std::int64_t interval_set::covered_before(std::int64_t t) const 
   return prefix_[k - 1] + (std::min(last.end, t) - last.start);
 }
 
-FAILSLOW_INLINE interval_set interval_union(std::vector<time_interval> list) {
+FAILSLOW_FUNC_DEF interval_set interval_union(std::vector<time_interval> list) {
   std::sort(list.begin(), list.end(), [](const time_interval& a, const time_interval& b) { return a.start < b.start; });
   std::vector<time_interval> out;
   for (const auto& x : list) {
@@ -33,7 +33,7 @@ FAILSLOW_INLINE interval_set interval_union(std::vector<time_interval> list) {
   return interval_set(std::move(out));
 }
 
-FAILSLOW_INLINE interval_set intersect(const interval_set& a, const interval_set& b) {
+FAILSLOW_FUNC_DEF interval_set intersect(const interval_set& a, const interval_set& b) {
   const auto &x = a.intervals(), &y = b.intervals();
   std::vector<time_interval> out;
   for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
@@ -47,7 +47,7 @@ FAILSLOW_INLINE interval_set intersect(const interval_set& a, const interval_set
   return interval_set(std::move(out));
 }
 
-FAILSLOW_INLINE interval_set subtract(const interval_set& a, const interval_set& b) {
+FAILSLOW_FUNC_DEF interval_set subtract(const interval_set& a, const interval_set& b) {
   const auto &x = a.intervals(), &y = b.intervals();
   std::vector<time_interval> out;
   std::size_t j = 0;
