@@ -59,7 +59,7 @@ FAILSLOW_FUNC name_id kernel_key(kernel_role role);
 FAILSLOW_FUNC std::size_t kernel_key_count();
 
 /// The kernel name of a key.
-FAILSLOW_FUNC std::string_view kernel_key_name(name_id key);
+FAILSLOW_INLINE std::string_view kernel_key_name(name_id key);
 
 struct summary_options {
   compress::compressor_config compressor{};  ///< per rank; max_window_ns must stay 0

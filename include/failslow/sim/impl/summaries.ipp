@@ -52,7 +52,7 @@ FAILSLOW_FUNC_DEF name_id kernel_key(kernel_role role) {
 
 FAILSLOW_FUNC_DEF std::size_t kernel_key_count() { return detail::kernel_keys().names.size(); }
 
-FAILSLOW_FUNC_DEF std::string_view kernel_key_name(name_id key) {
+FAILSLOW_INLINE std::string_view kernel_key_name(name_id key) {
   const auto& names = detail::kernel_keys().names;
   if (key >= names.size())
     throw domain_error("kernel_key_name: key " + std::to_string(key) + " outside [0, " + std::to_string(names.size()) +
