@@ -19,8 +19,9 @@
 //                            header-only `template <class> inline`, separately compiled nothing
 //   FAILSLOW_FRIEND_FUNC   befriends a FAILSLOW_FUNC function (declared before the class):
 //                            header-only `template <class> friend`, separately `friend`
-//   FAILSLOW_INLINE        on what cannot be a template -- destructors, virtual functions -- defined
-//                          in the .ipp: header-only `inline`, separately nothing
+//   FAILSLOW_INLINE        on what cannot be a template -- destructors, virtual functions, functions
+//                          passed by name as callbacks -- defined in the .ipp: header-only
+//                          `inline`, separately nothing
 //
 //   Templates on real types (allocators, value types, Eigen expressions) and constexpr functions
 //   stay in the headers in both modes.
