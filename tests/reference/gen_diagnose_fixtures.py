@@ -8,6 +8,10 @@ usage: python3 tests/reference/gen_diagnose_fixtures.py     (writes tests/refere
                   k, n, p including far tails (the L2 test per rank and phase)
   hypergeom.json  P(X >= k), X ~ Hypergeometric(N, K, n): scipy.stats.hypergeom.sf(k - 1, N, K, n)
                   (L2: a rank's elevated steps concentrated in its claim, or sporadic)
+  rank_sum.json   one-sided rank-sum p-values: scipy.stats.mannwhitneyu(after, before,
+                  alternative="greater", method="asymptotic", use_continuity=True), over sample
+                  sizes 1-60, ties (rounded values), shifts and all-tied samples (L2: whether a
+                  rank's excess rose and stayed up)
   student_t.json  scipy.stats.t.sf(t, nu) and t.isf(p, nu) (refined by Newton steps on t.sf) for
                   integer nu from 1 to 5000 (the
                   L1 threshold when the noise scale is estimated from few differences)
@@ -62,6 +66,26 @@ def hypergeom_cases():
                 for k in sorted({0, 1, 2, 3, 4, n // 2, min(K, n), min(K, n) + 1}):
                     cases.append({"k": k, "K": K, "n": n, "N": N,
                                   "sf": float(stats.hypergeom.sf(k - 1, N, K, n))})
+    return cases
+
+
+def rank_sum_cases():
+    rng = np.random.default_rng(20261206)
+    cases = []
+    for nb in (1, 2, 3, 5, 8, 16, 40):
+        for na in (1, 2, 4, 9, 24, 60):
+            for shift in (0.0, 0.5, 2.0):
+                for decimals in (None, 0):  # continuous, or rounded: ties
+                    before = rng.standard_normal(nb)
+                    after = rng.standard_normal(na) + shift
+                    if decimals is not None:
+                        before, after = np.round(before, decimals), np.round(after, decimals)
+                    p = stats.mannwhitneyu(after, before, alternative="greater", method="asymptotic",
+                                           use_continuity=True).pvalue
+                    if not np.isfinite(p):  # every value tied: no evidence
+                        p = 1.0
+                    cases.append({"before": before.tolist(), "after": after.tolist(), "p": float(p)})
+    cases.append({"before": [1.0, 1.0, 1.0], "after": [1.0, 1.0], "p": 1.0})
     return cases
 
 
@@ -277,6 +301,7 @@ def l2_cases():
 if __name__ == "__main__":
     dump("binomial.json", binomial_cases())
     dump("hypergeom.json", hypergeom_cases())
+    dump("rank_sum.json", rank_sum_cases())
     dump("student_t.json", student_t_cases())
     dump("l2_groups.json", l2_cases())
     dump("window_scan.json", window_scan_cases())

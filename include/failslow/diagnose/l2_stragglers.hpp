@@ -55,13 +55,16 @@
 //   all its steps (else a note) -- a constant excess near min_effect crosses the bar in runs
 //   by chance.
 //   Sporadic excess: a claim of fewer than 2 min_steps elevated steps whose rank is elevated
-//   before it too (K elevated steps of its N up to the claim's last, k of them in the claim's
-//   run of n) is a change only if P(X >= k), X ~ Hypergeometric(N, K, n) -- the elevated
-//   steps' places random -- times the N - n + 1 places such a run can start is at most fdr_q;
-//   else (a GPU a little slower than its peers, whose upper tail crosses the bar now and then,
-//   with three of its crossings close by chance) it stands only when the rank is elevated in
-//   min_fraction of all its steps (else a note). Steps after the claim do not count: a fault
-//   that goes on crossing the bar now and then is not the null.
+//   before it too (K elevated steps of its N up to the claim's last, k of them in a run of n
+//   steps ending there and starting at the claim's first step or before it) is a change if
+//   P(X >= k), X ~ Hypergeometric(N, K, n) -- the elevated steps' places random -- at the
+//   run's most telling start, times the places it can start, is at most fdr_q; or if the
+//   rank's excess (rel) rose and stayed up: the one-sided rank-sum p-value of its steps before
+//   a start (min_steps or more) against all its steps from there on, at the most telling start
+//   up to the claim's, times the starts, at most fdr_q (a shift just above the bar crosses it
+//   only now and then after its onset). Else (a GPU a little slower than its peers, whose
+//   upper tail crosses the bar now and then, with three of its crossings close by chance) it
+//   stands only when the rank is elevated in min_fraction of all its steps (else a note).
 //   Victim guard: a claim is withheld when the rank's own communication time over the claimed
 //   steps is elevated against its peers (median z above z_threshold): it waited, too.
 //   One straggler per rank: the phase reported is the annotated phase with the largest excess

@@ -21,6 +21,7 @@
 #include "failslow/detect/fdr.hpp"
 #include "failslow/diagnose/detail/binomial_tail.hpp"
 #include "failslow/diagnose/detail/rank_list.hpp"
+#include "failslow/diagnose/detail/rank_sum.hpp"
 #include "failslow/diagnose/job_model.hpp"
 #include "failslow/diagnose/l1_windows.hpp"
 #include "failslow/diagnose/l2_stragglers.hpp"
@@ -802,6 +803,25 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
     const double iter = detail::median_iteration(m, present, st.first, st.last, st.rank);  // the others'
     return std::isfinite(iter) && st.excess_ns < o.min_step_share * iter;
   };
+  // Whether a rank's excess over its peers (rel, one value per step) rose at some step up to
+  // `first` and stayed up to the end of the series: the rank-sum test of the steps before
+  // against the steps from there on, at the most telling start (Bonferroni over the starts),
+  // at fdr_q. A shift just above the bar crosses it only now and then after its onset, so the
+  // crossings alone cannot tell it from a sporadic excess; its level can.
+  auto level_rose = [&](const std::vector<double>& rel, std::size_t first) {
+    std::vector<double> v;
+    std::size_t first_at = 0;  // index in v of the first valid step at or after `first`
+    for (std::size_t s = 0; s < rel.size(); ++s) {
+      if (!std::isfinite(rel[s])) continue;
+      if (s < first) first_at = v.size() + 1;
+      v.push_back(rel[s]);
+    }
+    if (first_at < o.min_steps || first_at >= v.size()) return false;
+    double p = 1;
+    for (std::size_t start = o.min_steps; start <= first_at; ++start)
+      p = std::min(p, detail::rank_sum_upper_p(v.data(), start, v.data() + start, v.size() - start));
+    return static_cast<double>(first_at - o.min_steps + 1) * p <= o.fdr_q;
+  };
   std::map<int, std::vector<std::size_t>> by_rank;
   for (std::size_t j : fdr.rejected)
     by_rank[j < cands.size() ? comps[cands[j].comp].members[cands[j].member] : own_claims[j - cands.size()].rank]
@@ -921,25 +941,35 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
         // Needs elevated steps before: without them the run is all there is. Only short runs
         // (fewer than 2 min_steps elevated steps): chance puts a few crossings together, not
         // many, and a run over most of a short series leaves the test no places to compare.
+        // The run the claim is part of may start before it: a shift near the bar crosses it in
+        // a few steps after its onset, then in a run. So the test takes the start, from the
+        // first step to the claim's, that makes the concentration least likely (the steps
+        // before it are the rank's own rate), over the same places.
         if (!cand.moderate && cand.elevated < 2 * o.min_steps &&
             static_cast<double>(k) < o.min_fraction * static_cast<double>(n)) {
-          std::uint64_t span = 0, k_in = 0, k_out = 0, n_out = 0;
+          std::vector<std::uint8_t> ups;  // the rank's valid steps up to the claim's end: elevated?
+          std::size_t claim_at = 0;       // index in ups of the claim's first valid step
           for (std::size_t s = 0; s <= cand.last && s < S; ++s) {
             const double z = c.z[cand.member][s], e = c.rel[cand.member][s];
             if (!std::isfinite(z) || !std::isfinite(e)) continue;
-            const bool up = z > o.z_threshold && e > o.min_effect;
-            if (s >= cand.first) {
-              ++span;
-              k_in += up ? 1 : 0;
-            } else {
-              ++n_out;
-              k_out += up ? 1 : 0;
-            }
+            if (s < cand.first) claim_at = ups.size() + 1;
+            ups.push_back(z > o.z_threshold && e > o.min_effect ? 1 : 0);
           }
-          if (k_out > 0 && span > 0) {
-            const double places = static_cast<double>(n_out + 1);  // steps up to its end - span + 1
-            const double p_run = detail::hypergeometric_upper_tail(k_in, k_in + k_out, span, span + n_out);
-            if (places * p_run > o.fdr_q) {
+          std::uint64_t k_total = 0, k_before_claim = 0;
+          for (std::size_t i = 0; i < ups.size(); ++i) {
+            k_total += ups[i];
+            k_before_claim += i < claim_at ? ups[i] : 0;
+          }
+          if (k_before_claim > 0 && claim_at < ups.size()) {
+            double p_run = 1;
+            std::uint64_t k_out = 0;
+            for (std::size_t start = 0; start <= claim_at; ++start) {  // the run is ups[start..]
+              if (start > 0) k_out += ups[start - 1];
+              const std::uint64_t span = ups.size() - start;
+              p_run = std::min(p_run, detail::hypergeometric_upper_tail(k_total - k_out, k_total, span, ups.size()));
+            }
+            const double places = static_cast<double>(claim_at + 1);
+            if (places * p_run > o.fdr_q && !level_rose(c.rel[cand.member], cand.first)) {
               sporadic.push_back(rank);
               continue;
             }
