@@ -933,10 +933,11 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
         }
         // A sporadic excess: a rank whose steps cross the bar now and then before its claim too
         // (a GPU a little slower than its peers, whose upper tail crosses more often) puts a
-        // few of them next to each other by chance. The claim is a change only if so many of
-        // the rank's elevated steps up to its end falling inside its run is unlikely were their
-        // places random (hypergeometric), over the places such a run can start; else, as a
-        // steady offset, it stands only when most of all the rank's steps are elevated. Steps
+        // few of them next to each other by chance. The claim is a change if so many of the
+        // rank's elevated steps up to its end falling inside its run is unlikely were their
+        // places random (hypergeometric), over the places such a run can start, or if the
+        // rank's level rose and stayed up (level_rose); else, as a steady offset, it stands
+        // only when most of all the rank's steps are elevated. Steps
         // after the claim do not count: a fault that goes on crossing now and then is no null.
         // Needs elevated steps before: without them the run is all there is. Only short runs
         // (fewer than 2 min_steps elevated steps): chance puts a few crossings together, not
@@ -953,7 +954,7 @@ FAILSLOW_FUNC_DEF l2_result find_stragglers(const job_model& m, const topology& 
             const double z = c.z[cand.member][s], e = c.rel[cand.member][s];
             if (!std::isfinite(z) || !std::isfinite(e)) continue;
             if (s < cand.first) claim_at = ups.size() + 1;
-            ups.push_back(z > o.z_threshold && e > o.min_effect ? 1 : 0);
+            ups.push_back(c.elevated[cand.member][s] ? 1 : 0);
           }
           std::uint64_t k_total = 0, k_before_claim = 0;
           for (std::size_t i = 0; i < ups.size(); ++i) {
